@@ -1,0 +1,47 @@
+# Two commands do everything on a fresh machine: `make serve` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+DATA_DIR ?= .data
+STAMP := $(VENV)/.installed
+MODEL := $(DATA_DIR)/models/all-MiniLM-L6-v2/model.safetensors
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup serve ingest test test-unit clean
+
+setup: $(STAMP) $(MODEL)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned: the CPU wheel on local disk (unpinned pulls a ~3 GB CUDA build).
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+$(MODEL): $(STAMP)
+	DATA_DIR=$(DATA_DIR) $(PY) -m retrieval provision
+
+serve: setup
+	$(PY) -m web --ingest
+
+ingest: setup
+	$(PY) -m ingest index $(if $(FULL),--full,) $(if $(JSON),--json,)
+
+# github-slugger itself (npm) is the oracle for the slugger tests when node is available.
+ORACLE := $(DATA_DIR)/oracle/node_modules/github-slugger/package.json
+$(ORACLE):
+	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(DATA_DIR)/oracle github-slugger@2.0.0; fi
+
+test: setup $(ORACLE)
+	GITHUB_SLUGGER_ORACLE_DIR=$(abspath $(DATA_DIR)/oracle) $(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: setup
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) $(DATA_DIR) .pytest_cache

@@ -1,0 +1,78 @@
+"""`python -m answer "question" [--groups …] [--json]` and `python -m answer show ID`.
+
+The same pipeline and verifier as the web app, for support staff and scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ingest.settings import Settings
+from retrieval.errors import RetrievalError
+from retrieval.viewer import Viewer
+
+from .errors import AnswerError
+
+
+def _print_answer(data: dict) -> None:
+    print(f"[{data['state']}{' · degraded' if data['degraded'] else ''}] {data['question']}")
+    for n, claim in enumerate(data["claims"], start=1):
+        handles = " ".join(f"[{c['handle']}]" for c in claim["citations"])
+        print(f"\n{n}. {claim['text']} {handles} ({claim['status']}{', stitched' if claim['stitched'] else ''})")
+        for c in claim["citations"]:
+            print(f"   “{c['quote']}”\n   — {c['title']} › {' › '.join(c['heading_path'])}  {c['page_url']}")
+    if data["state"] == "refused":
+        print("\nThe docs do not cover this.")
+    print("\nlooked at: " + "; ".join(f"{r['handle']} {r['id']}" for r in data["retrieved"]))
+    print(f"answer id: {data['answer_id']}")
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from .services import build_answerer
+
+    answerer = build_answerer(settings)
+    answer = answerer.ask(args.question, Viewer.of(args.groups.split(",") if args.groups else ()))
+    data = answer.to_dict()
+    print(json.dumps(data, indent=2, ensure_ascii=False)) if args.json else _print_answer(data)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    from retrieval.services import open_store
+
+    from .services import changed_sources, open_audit
+
+    record = open_audit(settings).get(args.answer_id)
+    if record is None:
+        print(f"error: no answer with id {args.answer_id!r} in {settings.audit_path}", file=sys.stderr)
+        return 1
+    record["changed_since"] = changed_sources(open_store(settings), record)
+    print(json.dumps(record, indent=2, ensure_ascii=False))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m answer", description=__doc__)
+    if argv[:1] == ["show"]:
+        parser.add_argument("command")
+        parser.add_argument("answer_id")
+        args = parser.parse_args(argv)
+        handler = cmd_show
+    else:
+        parser.add_argument("question")
+        parser.add_argument("--groups", default="", help="comma-separated reader groups (default: public only)")
+        parser.add_argument("--json", action="store_true")
+        args = parser.parse_args(argv)
+        handler = cmd_ask
+    try:
+        return handler(args, Settings.from_env())
+    except (AnswerError, RetrievalError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""Errors the answer layer raises; the web edge turns them into statuses."""
+
+from __future__ import annotations
+
+
+class AnswerError(Exception):
+    """Base class for answer failures."""
+
+
+class DraftFormatError(AnswerError):
+    """A generator's output is not a well-formed draft; treated as a failed verification."""
+
+
+class GeneratorError(AnswerError):
+    """The generator could not produce a draft (model unreachable, timed out, refused by the provider)."""
+
+
+class AuditError(AnswerError):
+    """The audit log could not be written or read."""

@@ -1,0 +1,114 @@
+"""Generators propose drafts; the offline extractive one needs no LLM.
+
+The `Generator` protocol has one method. The extractive generator picks the
+sentences of the top hits that best answer the question and proposes each as a
+claim quoting itself, so a fresh machine answers offline under the very same
+contract (and verifier) as an LLM. When no sentence is close enough to the
+question and shares a content word with it, it refuses: the refusal comes from
+the evidence, not from a retrieval score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from retrieval.embedder import Embedder
+from retrieval.search import RetrievalSet
+
+from .draft import Draft, DraftClaim, Quote
+from .support import key_terms
+
+
+class Generator(Protocol):
+    """Proposes a draft for a question from a retrieval set; `feedback` lists a failed attempt's problems."""
+
+    name: str
+
+    def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft: ...
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    handle: str
+    rank: int
+    text: str
+
+
+def sentences(text: str) -> list[str]:
+    """Quotable units of a chunk: prose sentences, list items and table rows; code is skipped."""
+    units: list[str] = []
+    for block in text.split("\n\n"):
+        if block.startswith("```"):
+            continue
+        for line in block.split("\n") if _is_line_block(block) else [block]:
+            line = re.sub(r"^\s*(?:[-*]|\d+\.)\s+", "", line).strip()
+            units.extend(s.strip() for s in _SENTENCE_END.split(line) if len(s.strip()) >= 20)
+    return units
+
+
+def _is_line_block(block: str) -> bool:
+    first = block.lstrip()
+    return first.startswith(("- ", "* ")) or bool(re.match(r"\d+\. ", first)) or " | " in block
+
+
+class ExtractiveGenerator:
+    """Offline: claims are verbatim sentences of the top hits that answer the question."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        max_claims: int = 3,
+        top_hits: int = 3,
+        min_similarity: float = 0.45,
+        keep_within: float = 0.12,
+    ) -> None:
+        self.embedder = embedder
+        self.max_claims = max_claims
+        self.top_hits = top_hits
+        self.min_similarity = min_similarity
+        self.keep_within = keep_within
+
+    def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
+        candidates = [
+            Candidate(hit.handle, rank, text)
+            for rank, hit in enumerate(rset.hits[: self.top_hits])
+            for text in sentences(hit.chunk.text)
+        ]
+        question_terms = key_terms(question)
+        candidates = [c for c in candidates if question_terms & key_terms(c.text)]
+        if not candidates:
+            return Draft(refused=True, claims=(), raw="no sentence shares a content word with the question")
+        scores = self._scores(question, question_terms, candidates)
+        ranked = sorted(zip(scores, candidates), key=lambda pair: (-pair[0], pair[1].rank))
+        best = ranked[0][0]
+        if best < self.min_similarity:
+            return Draft(refused=True, claims=(), raw=f"best sentence similarity {best:.2f} < {self.min_similarity}")
+        chosen = [c for s, c in ranked if s >= best - self.keep_within][: self.max_claims]
+        claims = tuple(DraftClaim((Quote(c.handle, c.text),), c.text) for c in chosen)
+        return Draft(refused=False, claims=claims, raw=f"picked {len(claims)} of {len(candidates)} sentences")
+
+    def _scores(self, question: str, terms: set[str], candidates: list[Candidate]) -> list[float]:
+        """Semantic similarity with a small bonus for shared terms and for higher-ranked hits."""
+        overlap = [len(terms & key_terms(c.text)) / max(len(terms), 1) for c in candidates]
+        if self.embedder is None:
+            return [o - 0.02 * c.rank for o, c in zip(overlap, candidates)]
+        vectors = self.embedder.embed([question, *(c.text for c in candidates)])
+        q = vectors[0]
+        sims = [_cosine(q, v) for v in vectors[1:]]
+        return [s + 0.1 * o - 0.02 * c.rank for s, o, c in zip(sims, overlap, candidates)]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

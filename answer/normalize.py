@@ -1,0 +1,79 @@
+"""Normalization for the verbatim-quote check, keeping a map back to the original text.
+
+A quote counts as verbatim when it is a substring of the chunk after both are
+normalized the same way: Unicode NFKC, case folded, typographic quotes and
+dashes made plain, Markdown markup (`*`, backticks, link syntax) removed and
+whitespace collapsed. Nothing else is forgiven: a paraphrase, a changed
+number or a dropped word is not a match. The offset map lets a verified quote
+be highlighted at its exact place in the chunk.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_TRANSLATE = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+        "\u00ab": '"', "\u00bb": '"',
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
+        "\u2026": "...",
+    }
+)
+_DROP = frozenset("*`")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Normalized text and, for each of its characters, the offset of the source character."""
+
+    text: str
+    origin: tuple[int, ...]
+
+    def source_span(self, start: int, end: int) -> tuple[int, int]:
+        """The [start, end) range in the original text covered by normalized [start, end)."""
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def normalize(text: str) -> Normalized:
+    """Normalize text for quote matching, remembering where each character came from."""
+    chars: list[str] = []
+    origin: list[int] = []
+    pending_space = False
+    for index, char in enumerate(text):
+        if char in _DROP:
+            continue
+        folded = unicodedata.normalize("NFKC", char).translate(_TRANSLATE).casefold()
+        for out in folded:
+            if out.isspace() or unicodedata.category(out) in ("Cf", "Cc"):
+                pending_space = pending_space or out.isspace()
+                continue
+            if pending_space and chars:
+                chars.append(" ")
+                origin.append(index)
+            pending_space = False
+            chars.append(out)
+            origin.append(index)
+    return Normalized("".join(chars), tuple(origin))
+
+
+def normalize_quote(quote: str) -> str:
+    """A model's quote, normalized; Markdown links count as their text."""
+    text = normalize(_MD_LINK.sub(r"\1", quote)).text
+    return text.strip().strip("\"'").strip()  # quote marks around a quote are not part of it
+
+
+def find_quote(quote: str, chunk_text: str) -> tuple[int, int] | None:
+    """Where `quote` occurs in `chunk_text` (original offsets), or None when it is not verbatim."""
+    needle = normalize_quote(quote)
+    if not needle:
+        return None
+    haystack = normalize(chunk_text)
+    at = haystack.text.find(needle)
+    if at < 0:
+        return None
+    return haystack.source_span(at, at + len(needle))

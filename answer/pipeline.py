@@ -1,0 +1,235 @@
+"""Question → retrieval → draft → verify (retry once) → Answer → audit log.
+
+The policy of the grounding contract lives here: empty retrieval refuses
+without calling a model; a draft with problems is retried once with the
+verifier's findings appended; after that, only supported and partial claims
+are shown and the answer is marked degraded; with nothing left it is
+`unverified` (text kept for the audit, hidden from visitors) or a refusal.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from retrieval.search import RetrievalSet
+from retrieval.viewer import Viewer
+
+from .draft import Draft
+from .errors import DraftFormatError, GeneratorError
+from .generate import Generator
+from .support import SupportChecker
+from .verify import Claim, Verification, verify
+
+log = logging.getLogger(__name__)
+
+ANSWERED = "answered"
+REFUSED = "refused"
+UNVERIFIED = "unverified"
+
+
+class Retriever(Protocol):
+    def search(self, question: str, viewer: Viewer, *, k: int | None = None) -> RetrievalSet: ...
+
+
+class AuditLog(Protocol):
+    def record(self, answer: Answer) -> None: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A verified answer: only claims that survived verification are in `claims`."""
+
+    id: str
+    question: str
+    state: str  # answered / refused / unverified
+    claims: tuple[Claim, ...]
+    retrieval: RetrievalSet
+    degraded: bool = False  # something was removed or downgraded on the way
+    problems: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()  # unverified claim texts: audit only, never shown as fact
+    generator: str = ""
+    drafts: tuple[dict[str, Any], ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    created: float = 0.0
+    quotes_total: int = 0
+    quotes_verbatim: int = 0
+    phantoms: int = 0
+
+    @property
+    def citations(self) -> list[Any]:
+        """Every citation once, in order of first use (the side panel's list)."""
+        seen: dict[tuple[str, int, int], Any] = {}
+        for claim in self.claims:
+            for c in claim.citations:
+                seen.setdefault((c.chunk_id, c.start, c.end), c)
+        return list(seen.values())
+
+    def to_dict(self, *, include_chunks: bool = False) -> dict[str, Any]:
+        """The JSON shape of `POST /api/ask` and `python -m answer --json`."""
+        data: dict[str, Any] = {
+            "answer_id": self.id,
+            "question": self.question,
+            "state": self.state,
+            "degraded": self.degraded,
+            "generator": self.generator,
+            "claims": [
+                {
+                    "text": c.text,
+                    "status": c.status,
+                    "stitched": c.stitched,
+                    "citations": [asdict(cit) | {"heading_path": list(cit.heading_path)} for cit in c.citations],
+                }
+                for c in self.claims
+            ],
+            "retrieved": [
+                {"handle": h.handle, "id": h.chunk.id, "title": h.chunk.title, "url": h.chunk.url,
+                 "heading_path": list(h.chunk.heading_path), "doc_version": h.chunk.doc_version, "hash": h.chunk.hash}
+                | ({"text": h.chunk.text, "score": round(h.score, 4)} if include_chunks else {})
+                for h in self.retrieval.hits
+            ],
+            "created": self.created,
+        }
+        if include_chunks:
+            data |= {
+                "problems": list(self.problems),
+                "hidden": list(self.hidden),
+                "drafts": list(self.drafts),
+                "timings": self.timings,
+                "viewer_groups": sorted(self.retrieval.viewer.groups),
+                "quotes_total": self.quotes_total,
+                "quotes_verbatim": self.quotes_verbatim,
+                "phantoms": self.phantoms,
+            }
+        return data
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of an answer as it is produced, for progressive rendering."""
+
+    kind: str  # retrieved / claim / done
+    retrieval: RetrievalSet | None = None
+    claim: Claim | None = None
+    answer: Answer | None = None
+
+
+class Answerer:
+    """Wires a retriever, a generator and the verifier into the answer policy."""
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        generator: Generator,
+        *,
+        checker: SupportChecker | None = None,
+        audit: AuditLog | None = None,
+        retry: bool = True,
+    ) -> None:
+        self.retriever = retriever
+        self.generator = generator
+        self.checker = checker
+        self.audit = audit
+        self.retry = retry
+
+    def ask(self, question: str, viewer: Viewer) -> Answer:
+        events = list(self.events(question, viewer))
+        answer = events[-1].answer
+        assert answer is not None
+        return answer
+
+    def events(self, question: str, viewer: Viewer) -> Iterator[Event]:
+        """Retrieved titles first, then each verified claim, then the finished answer."""
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        rset = self.retriever.search(question, viewer)
+        timings["retrieve"] = round(time.perf_counter() - started, 4)
+        yield Event("retrieved", retrieval=rset)
+        if not rset:
+            answer = self._finish(rset, REFUSED, (), Verification(claims=()), [], timings, degraded=False)
+            yield Event("done", answer=answer)
+            return
+
+        drafts: list[dict[str, Any]] = []
+        verification = self._attempt(rset, viewer, (), drafts, timings)
+        if self.retry and not verification.clean and not (verification.refused and not verification.claims):
+            retry = self._attempt(rset, viewer, verification.problems, drafts, timings)
+            verification = _better(verification, retry)
+        for claim in verification.shown:
+            yield Event("claim", claim=claim)
+
+        shown = verification.shown
+        if shown:
+            degraded = not verification.clean
+            state = ANSWERED
+        elif verification.claims or verification.dropped_claims:
+            state, degraded = UNVERIFIED, True
+        else:
+            state, degraded = REFUSED, False
+        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded)
+        yield Event("done", answer=answer)
+
+    def _attempt(
+        self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[str, ...], drafts: list[dict[str, Any]], timings: dict[str, float]
+    ) -> Verification:
+        started = time.perf_counter()
+        try:
+            draft = self.generator.draft(rset.question, rset, feedback=feedback)
+            drafts.append({"raw": draft.raw, "draft": draft.to_dict(), "feedback": list(feedback)})
+        except (DraftFormatError, GeneratorError) as exc:
+            drafts.append({"raw": getattr(exc, "raw", ""), "error": str(exc), "feedback": list(feedback)})
+            draft = Draft(refused=False, claims=())
+            timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
+            return Verification(claims=(), problems=(f"the draft could not be used: {exc}",))
+        timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        verification = verify(draft, rset, viewer, checker=self.checker)
+        timings[f"verify_{len(drafts)}"] = round(time.perf_counter() - started, 4)
+        return verification
+
+    def _finish(
+        self,
+        rset: RetrievalSet,
+        state: str,
+        shown: tuple[Claim, ...],
+        verification: Verification,
+        drafts: list[dict[str, Any]],
+        timings: dict[str, float],
+        *,
+        degraded: bool,
+    ) -> Answer:
+        hidden = tuple(c.text for c in verification.claims if c not in shown) + verification.dropped_claims
+        answer = Answer(
+            id=uuid.uuid4().hex[:16],
+            question=rset.question,
+            state=state,
+            claims=shown,
+            retrieval=rset,
+            degraded=degraded,
+            problems=verification.problems,
+            hidden=hidden,
+            generator=getattr(self.generator, "name", type(self.generator).__name__),
+            drafts=tuple(drafts),
+            timings=timings,
+            created=time.time(),
+            quotes_total=verification.quotes_total,
+            quotes_verbatim=verification.quotes_verbatim,
+            phantoms=verification.phantoms,
+        )
+        if self.audit is not None:
+            try:
+                self.audit.record(answer)
+            except Exception:  # the visitor still gets the answer; the failure is logged
+                log.exception("could not write answer %s to the audit log", answer.id)
+        return answer
+
+
+def _better(first: Verification, second: Verification) -> Verification:
+    """Prefer the attempt that shows more supported claims; ties go to the retry."""
+    def score(v: Verification) -> tuple[int, int]:
+        return (sum(c.status == "supported" for c in v.shown), len(v.shown))
+    return first if score(first) > score(second) else second

@@ -1,0 +1,43 @@
+"""Build the answer pipeline a `Settings` describes (used by entrypoints only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest.settings import Settings
+from retrieval.services import open_embedder, open_retriever, open_store
+from retrieval.store import ChromaStore
+
+from .audit import SQLiteAuditLog
+from .generate import ExtractiveGenerator, Generator
+from .pipeline import Answerer
+
+
+def open_audit(settings: Settings) -> SQLiteAuditLog:
+    return SQLiteAuditLog(settings.audit_path)
+
+
+def build_generator(settings: Settings, embedder: Any = None) -> Generator:
+    """The LLM generator when LLM_MODEL is set, else the offline extractive one."""
+    if settings.llm_model:
+        from .llm import LiteLLMGenerator
+
+        return LiteLLMGenerator(
+            settings.llm_model, api_base=settings.llm_api_base or None,
+            api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
+        )
+    return ExtractiveGenerator(embedder)
+
+
+def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
+    store = store or open_store(settings)
+    embedder = open_embedder(settings)
+    retriever = open_retriever(settings, store=store, embedder=embedder)
+    return Answerer(retriever, build_generator(settings, embedder), audit=open_audit(settings))
+
+
+def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:
+    """Cited chunk id → 'changed' or 'removed' when the live index no longer matches the answer."""
+    cited = {c["chunk_id"]: c["hash"] for claim in record.get("claims", []) for c in claim["citations"]}
+    live = {chunk.id: chunk.hash for chunk in store.chunks(ids=sorted(cited))}
+    return {cid: ("removed" if cid not in live else "changed") for cid, digest in cited.items() if live.get(cid) != digest}

@@ -1,0 +1,127 @@
+"""`python -m ingest slug|headings|outline|index` — the authors' command line.
+
+Exit codes: 0 all good, 1 some files failed (everything else was processed),
+2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .corpus import load_corpus
+from .errors import IngestError
+from .settings import Settings
+from .site import load_site_config
+from .slugger import make_slugger
+from .splitter import split_page
+
+
+def _print_failures(corpus_failures: tuple) -> None:
+    for failure in corpus_failures:
+        print(f"error: {failure}", file=sys.stderr)
+
+
+def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
+    site = load_site_config(Path(args.content_dir or settings.content_dir))
+    slugger = make_slugger(args.slugger or site.slugger)
+    for line in sys.stdin.read().splitlines():
+        print(slugger.slug(line))
+    return 0
+
+
+def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
+    corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    for page in corpus.pages:
+        for heading in page.headings:
+            url = f"{page.url}#{heading.anchor}" if heading.anchor else page.url
+            record = {"source": page.source, "line": heading.line, "level": heading.level,
+                      "text": heading.text, "anchor": heading.anchor, "url": url}
+            print(json.dumps(record, ensure_ascii=False))
+    _print_failures(corpus.failures)
+    return 1 if corpus.failures else 0
+
+
+def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
+    corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    for page in corpus.pages:
+        for chunk in split_page(page):
+            record = {
+                "id": chunk.id, "doc_id": chunk.doc_id, "anchor": chunk.anchor, "url": chunk.url,
+                "title": chunk.title, "heading_path": list(chunk.heading_path), "source": chunk.source,
+                "lines": [chunk.span.line_start, chunk.span.line_end], "span": [chunk.span.start, chunk.span.end],
+                "doc_version": chunk.doc_version, "hash": chunk.hash, "access": list(chunk.access), "text": chunk.text,
+            }
+            print(json.dumps(record, ensure_ascii=False))
+    _print_failures(corpus.failures)
+    return 1 if corpus.failures else 0
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    # The entrypoint is the composition root: it may wire retrieval's store and
+    # embedder into an ingest run; library modules in ingest never import retrieval.
+    from retrieval.lock import index_lock
+    from retrieval.services import open_embedder, open_store
+    from retrieval.indexer import sync_index
+    from retrieval.models import provision_default_model
+
+    content_dir = Path(args.content_dir or settings.content_dir)
+    provision_default_model(settings.models_dir) if settings.embed_model == "all-MiniLM-L6-v2" else None
+    with index_lock(settings.data_dir, wait=args.wait):
+        corpus = load_corpus(content_dir)
+        store, embedder = open_store(settings), open_embedder(settings)
+        report = sync_index(corpus, store, embedder, full=args.full, progress=_progress_bar())
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+    return 1 if report.pages_failed else 0
+
+
+def _progress_bar():  # type: ignore[no-untyped-def]
+    """A tqdm bar on a terminal; nothing when output is piped or logged."""
+    if not sys.stderr.isatty():
+        return None
+
+    def start(total: int):  # type: ignore[no-untyped-def]
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="chunk", desc="embedding", file=sys.stderr)
+        return bar.update
+
+    return start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ingest", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    slug = sub.add_parser("slug", help="anchors for heading texts read from stdin, one slugger for all")
+    slug.add_argument("content_dir", nargs="?", help="content folder whose site.toml picks the slugger")
+    slug.add_argument("--slugger", help="override the site's slugger rule")
+    for name, help_text in (("headings", "JSON Lines: every heading with its anchor and URL"),
+                            ("outline", "JSON Lines: every chunk, no embedding")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("content_dir", nargs="?")
+    index = sub.add_parser("index", help="embed what changed into the index")
+    index.add_argument("content_dir", nargs="?")
+    index.add_argument("--full", action="store_true", help="rebuild into a fresh collection, switch when complete")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--wait", action="store_true", help="wait for a running ingest instead of exiting")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "index": cmd_index}[args.command]
+        return handler(args, settings)
+    except (IngestError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from retrieval.errors import RetrievalError
+
+        if isinstance(exc, RetrievalError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

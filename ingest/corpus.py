@@ -1,0 +1,74 @@
+"""Load a whole content folder: every page that parses, and a report for every one that does not.
+
+A bad file never aborts a run. Authors get `file:line: reason` for each
+failure while everything else is processed, and callers keep the previously
+indexed chunks of a failed page rather than deleting them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .documents import Chunk, Page
+from .errors import PageError
+from .parser import parse_page
+from .site import SiteConfig, load_site_config
+from .splitter import split_page
+
+CONTENT_SUFFIXES = (".mdx", ".md")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The parsed state of a content folder."""
+
+    root: Path
+    site: SiteConfig
+    pages: tuple[Page, ...]
+    failures: tuple[PageError, ...] = field(default=())
+
+    def chunks(self) -> list[Chunk]:
+        return [chunk for page in self.pages for chunk in split_page(page)]
+
+    def page(self, slug: str) -> Page | None:
+        return next((p for p in self.pages if p.slug == slug), None)
+
+
+def content_files(root: Path) -> list[Path]:
+    """Content files under root, sorted; symlinked folders are not followed (no loops)."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
+            if name.endswith(CONTENT_SUFFIXES) and not name.startswith((".", "_")):
+                found.append(Path(folder) / name)
+    return found
+
+
+def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
+    """Parse every page under `root`; failures are collected, not raised."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise FileNotFoundError(f"content folder not found: {root}")
+    site = site or load_site_config(root)
+    pages: list[Page] = []
+    failures: list[PageError] = []
+    seen: dict[str, str] = {}
+    for path in content_files(root):
+        source = path.relative_to(root).as_posix()
+        try:
+            page = parse_page(path, root, site)
+        except PageError as exc:
+            failures.append(exc)
+            continue
+        except OSError as exc:
+            failures.append(PageError(source, None, f"cannot read file: {exc.strerror or exc}"))
+            continue
+        if page.slug in seen:
+            failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))
+            continue
+        seen[page.slug] = source
+        pages.append(page)
+    return Corpus(root=root, site=site, pages=tuple(pages), failures=tuple(failures))

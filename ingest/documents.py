@@ -1,0 +1,104 @@
+"""The data ingest produces: pages, their headings, and the chunks citations point at.
+
+Everything here is a frozen value. A `Chunk` carries all a citation needs
+(durable id, deep-link URL, the exact text quotes are checked against, where it
+came from in the source file, and the version/hash that tells a later reader
+whether the source has changed) so nothing downstream has to re-read content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PUBLIC = "public"
+
+
+@dataclass(frozen=True)
+class SourceSpan:
+    """Where a chunk's section sits in its source file.
+
+    `lines` is 1-based and inclusive; `start`/`end` are 0-based character
+    offsets, end exclusive, into the file as decoded text.
+    """
+
+    line_start: int
+    line_end: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading as the site renders it: its rendered text and the id it gets."""
+
+    line: int  # 1-based line in the source file
+    level: int
+    text: str
+    anchor: str | None  # None for raw HTML headings, which the site renders without an id
+
+
+@dataclass(frozen=True)
+class Block:
+    """One Markdown block rendered to clean text, with its source lines (0-based, end exclusive)."""
+
+    text: str
+    line_start: int
+    line_end: int
+    kind: str  # paragraph, list, table, code, quote, html
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the blocks under it, up to the next heading of any level."""
+
+    heading: Heading | None  # None for the text before the first heading
+    path: tuple[str, ...]  # heading texts from the top level down to this one
+    blocks: tuple[Block, ...]
+    line_start: int  # 0-based, inclusive
+    line_end: int  # 0-based, exclusive
+
+
+@dataclass(frozen=True)
+class Page:
+    """One parsed MDX file."""
+
+    source: str  # path relative to the content root, with forward slashes
+    slug: str  # e.g. "billing/refunds"; the site path without base URL
+    url: str  # page URL on the site, no fragment
+    title: str
+    version: str
+    access: tuple[str, ...]
+    front_matter: dict[str, Any] = field(hash=False, compare=False)
+    body: str = field(repr=False)  # the full source text (front matter included), as decoded
+    hash: str = ""
+    sections: tuple[Section, ...] = field(default=(), repr=False)
+    headings: tuple[Heading, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The smallest unit a citation can point at: one section, or one part of a long one."""
+
+    id: str  # doc:<slug>#<anchor>[~part]
+    doc_id: str  # doc:<slug>
+    anchor: str  # "" for the text before the first heading
+    url: str  # <page url>#<anchor>
+    title: str  # page title
+    heading_path: tuple[str, ...]
+    text: str
+    source: str
+    span: SourceSpan
+    doc_version: str
+    hash: str
+    access: tuple[str, ...] = (PUBLIC,)
+
+    @property
+    def embedding_text(self) -> str:
+        """What the embedder reads: where the text sits on the site, then the text."""
+        context = " > ".join((self.title, *self.heading_path[-2:]))
+        return f"{context}\n{self.text}"
+
+    def readable_by(self, groups: frozenset[str]) -> bool:
+        """True when any of the reader's groups may read this chunk."""
+        return any(group in groups for group in self.access)

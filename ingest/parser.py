@@ -1,0 +1,331 @@
+"""Parse one MDX file into a `Page`: front matter, headings with the site's ids, sections of clean text.
+
+markdown-it-py and python-frontmatter live only here. The text produced for
+each block is what the model reads and what quotes are verified against, so it
+is readable prose: markup dropped, link text kept, inline code kept in
+backticks, code fences kept as fences, tables as ` | `-separated rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .documents import PUBLIC, Block, Heading, Page, Section
+from .errors import PageError
+from .ids import content_hash
+from .mdx import to_markdown
+from .site import SiteConfig, slug_for
+from .slugger import make_slugger
+
+_EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
+_COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
+_HTML_TAG = re.compile(r"<[^>]+>")
+_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(?P<text>.*?)</h\1>\s*$", re.IGNORECASE | re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    """CommonMark + tables + strikethrough, HTML on (for JSX), indented code off (as in MDX)."""
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("code")
+
+
+def read_source(path: Path, source: str) -> str:
+    """Decode a content file; invalid UTF-8 is an error naming the byte offset's line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise PageError(source, line, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+
+
+def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
+    """Parse the file at `path` (inside `content_dir`) into a Page."""
+    source = path.relative_to(content_dir).as_posix()
+    return parse_text(read_source(path, source), source, site)
+
+
+def parse_text(text: str, source: str, site: SiteConfig) -> Page:
+    """Parse MDX text; `source` is its path relative to the content root."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    meta, fm_lines = _front_matter(text, source)
+    markdown = to_markdown(text, skip_lines=fm_lines)
+    tokens = _markdown().parse(markdown)
+    slugger = make_slugger(site.slugger)
+
+    headings: list[Heading] = []
+    sections: list[Section] = []
+    path: list[tuple[int, str]] = []
+    current: Heading | None = None
+    blocks: list[Block] = []
+    start = fm_lines
+    total_lines = text.count("\n") + 1
+
+    def close(end: int) -> None:
+        heading_path = tuple(t for _, t in path)
+        sections.append(Section(current, heading_path if current else (), tuple(blocks), start, end))
+
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.type == "heading_open" and token.level == 0:
+            line = token.map[0] if token.map else 0
+            close(line)
+            level = int(token.tag[1])
+            display, anchor_text, explicit = _heading_text(tokens[i + 1])
+            if explicit:
+                slugger.reserve(explicit)
+                anchor = explicit
+            else:
+                anchor = slugger.slug(anchor_text)
+            current = Heading(line=line + 1, level=level, text=display, anchor=anchor)
+            headings.append(current)
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, display))
+            blocks, start = [], line
+            i += 3
+            continue
+        end = _matching_close(tokens, i)
+        block = _render_block(tokens[i : end + 1])
+        if block is not None:
+            blocks.append(block)
+            if block.kind == "html-heading":
+                headings.append(Heading(line=block.line_start + 1, level=0, text=block.text, anchor=None))
+        i = end + 1
+    close(total_lines)
+
+    title = str(meta.get("title") or _first_h1(headings) or Path(source).stem)
+    access = _access(meta, source)
+    page_hash = content_hash(text)
+    slug = slug_for(source, meta.get("slug"))
+    return Page(
+        source=source,
+        slug=slug,
+        url=site.page_url(slug),
+        title=title,
+        version=str(meta.get("version") or page_hash[:12]),
+        access=access,
+        front_matter=meta,
+        body=text,
+        hash=page_hash,
+        sections=tuple(s for s in sections if s.heading is not None or s.blocks),
+        headings=tuple(headings),
+    )
+
+
+def render_html(page: Page, *, link_base: str = "") -> str:
+    """The page body as safe HTML with exactly the heading ids its chunks use.
+
+    Raw HTML and JSX are never passed through (tags dropped, text escaped), so
+    content cannot inject script into the docs viewer; site-root links get
+    `link_base` in front so they work inside the viewer.
+    """
+    fm_lines = _front_matter(page.body, page.source)[1]
+    md = _markdown()
+    tokens = md.parse(to_markdown(page.body, skip_lines=fm_lines))
+    anchors = {h.line: h.anchor for h in page.headings if h.anchor}
+    for token in tokens:
+        if token.type == "heading_open" and token.map and (token.map[0] + 1) in anchors:
+            token.attrSet("id", anchors[token.map[0] + 1])
+        elif token.type == "html_block":
+            text = html.unescape(_HTML_TAG.sub(" ", token.content)).strip()
+            heading = _HTML_HEADING.match(token.content)
+            token.type = "html_block"
+            token.content = (
+                f"<h{heading.group(1)}>{html.escape(text)}</h{heading.group(1)}>\n" if heading
+                else (f"<p>{html.escape(text)}</p>\n" if text else "")
+            )
+        elif token.type == "inline":
+            for child in token.children or []:
+                if child.type == "html_inline":
+                    child.content = " " if child.content.lower().startswith("<br") else ""
+                elif child.type == "text":
+                    child.content = _COMPONENT_TAG.sub("", child.content)
+                elif child.type == "link_open":
+                    href = child.attrGet("href") or ""
+                    if href.startswith("/") and not href.startswith("//") and link_base:
+                        child.attrSet("href", link_base.rstrip("/") + href)
+            if token.children and token.children[-1].type == "text":
+                token.children[-1].content = _EXPLICIT_ID.sub("", token.children[-1].content)
+    return md.renderer.render(tokens, md.options, {})
+
+
+def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:
+    """YAML front matter and how many lines it takes; malformed YAML names its line."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            break
+    else:
+        raise PageError(source, 1, "front matter opened with '---' but never closed")
+    try:
+        post = frontmatter.loads("\n".join(lines[: end + 1]) + "\n")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise PageError(source, line, f"invalid YAML front matter: {reason}") from exc
+    if not isinstance(post.metadata, dict):
+        raise PageError(source, 2, "front matter must be a YAML mapping")
+    return dict(post.metadata), end + 1
+
+
+def _access(meta: dict[str, Any], source: str) -> tuple[str, ...]:
+    """Who may read the page: front matter `access` (a group or list of groups), default public."""
+    value = meta.get("access", PUBLIC)
+    groups = [value] if isinstance(value, str) else value
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g.strip() for g in groups):
+        raise PageError(source, 1, f"front matter 'access' must be a group name or a list of them, got {value!r}")
+    return tuple(sorted({g.strip() for g in groups}))
+
+
+def _first_h1(headings: list[Heading]) -> str | None:
+    return next((h.text for h in headings if h.level == 1), None)
+
+
+def _heading_text(inline: Token) -> tuple[str, str, str | None]:
+    """(display text, text the slugger sees, explicit id) of a heading's inline token."""
+    children = list(inline.children or [])
+    explicit = None
+    if children and children[-1].type == "text":
+        match = _EXPLICIT_ID.search(children[-1].content)
+        if match:
+            explicit = match["id"]
+            last = children[-1]
+            children[-1] = Token(last.type, last.tag, last.nesting, content=last.content[: match.start()])
+    anchor_text = _inline_text(children, code_ticks=False)
+    return anchor_text.strip(), anchor_text, explicit
+
+
+def _inline_text(children: list[Token], *, code_ticks: bool = True) -> str:
+    """Rendered text of inline tokens: what a reader sees, markup gone."""
+    parts: list[str] = []
+    for child in children:
+        if child.type == "text":
+            parts.append(_COMPONENT_TAG.sub("", child.content))
+        elif child.type == "code_inline":
+            parts.append(f"`{child.content}`" if code_ticks else child.content)
+        elif child.type == "softbreak":
+            parts.append(" ")
+        elif child.type == "hardbreak":
+            parts.append("\n")
+        elif child.type == "html_inline" and child.content.lower().startswith("<br"):
+            parts.append(" ")
+        elif child.type == "image" and code_ticks:
+            parts.append(_inline_text(list(child.children or []), code_ticks=code_ticks))
+    return "".join(parts)
+
+
+def _matching_close(tokens: list[Token], i: int) -> int:
+    """Index of the token closing the block that opens at i (i itself for leaf blocks)."""
+    if tokens[i].nesting != 1:
+        return i
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += tokens[j].nesting
+        if depth == 0:
+            return j
+    return len(tokens) - 1
+
+
+def _render_block(tokens: list[Token]) -> Block | None:
+    """One top-level block as clean text, or None when nothing readable remains."""
+    head = tokens[0]
+    line_start, line_end = head.map if head.map else (0, 0)
+    kind = {
+        "paragraph_open": "paragraph",
+        "bullet_list_open": "list",
+        "ordered_list_open": "list",
+        "table_open": "table",
+        "fence": "code",
+        "blockquote_open": "quote",
+        "html_block": "html",
+    }.get(head.type)
+    if kind is None:
+        return None
+    if kind == "code":
+        lang = head.info.split()[0] if head.info.strip() else ""
+        text = f"```{lang}\n{head.content.rstrip()}\n```"
+    elif kind == "html":
+        heading = _HTML_HEADING.match(head.content)
+        raw = heading["text"] if heading else head.content
+        text = " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).split())
+        if heading:
+            kind = "html-heading"
+    elif kind == "table":
+        text = _render_table(tokens)
+    elif kind == "list":
+        text = "\n".join(_render_list(tokens, 0))
+    elif kind == "quote":
+        text = "\n".join(b.text for b in _render_children(tokens[1:-1]))
+    else:
+        text = _inline_text(list(tokens[1].children or [])).strip()
+    text = text.strip("\n")
+    if not text.strip():
+        return None
+    return Block(text=text, line_start=line_start, line_end=line_end, kind=kind)
+
+
+def _render_children(tokens: list[Token]) -> list[Block]:
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        end = _matching_close(tokens, i)
+        block = _render_block(tokens[i : end + 1])
+        if block is not None:
+            blocks.append(block)
+        i = end + 1
+    return blocks
+
+
+def _render_table(tokens: list[Token]) -> str:
+    rows: list[list[str]] = []
+    for token in tokens:
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(_inline_text(list(token.children or [])).strip())
+    return "\n".join(" | ".join(row) for row in rows)
+
+
+def _render_list(tokens: list[Token], indent: int) -> list[str]:
+    """List items as `- text` / `1. text` lines; nested lists indented two spaces."""
+    lines: list[str] = []
+    ordered = tokens[0].type == "ordered_list_open"
+    number = int(tokens[0].attrGet("start") or 1) if ordered else 0
+    i = 1
+    while i < len(tokens) - 1:
+        if tokens[i].type != "list_item_open":
+            i += 1
+            continue
+        end = _matching_close(tokens, i)
+        marker = f"{number}." if ordered else "-"
+        number += 1
+        item_text: list[str] = []
+        nested: list[str] = []
+        j = i + 1
+        while j < end:
+            close = _matching_close(tokens, j)
+            if tokens[j].type in ("bullet_list_open", "ordered_list_open"):
+                nested.extend(_render_list(tokens[j : close + 1], indent + 2))
+            else:
+                block = _render_block(tokens[j : close + 1])
+                if block is not None:
+                    item_text.append(block.text)
+            j = close + 1
+        lines.append(" " * indent + f"{marker} " + " ".join(item_text))
+        lines.extend(nested)
+        i = end + 1
+    return lines

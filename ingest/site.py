@@ -1,0 +1,84 @@
+"""Site config: how the docs site turns a file into a URL and a heading into an id.
+
+A deep link is only proof if it lands where the real site put the heading, so
+the URL scheme and the slugger are configuration of the site, kept beside the
+content (`content/site.toml`), not assumptions in code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .errors import SiteConfigError
+from .slugger import SLUGGERS
+
+SITE_FILE = "site.toml"
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    name: str = "Docs"
+    base_url: str = "/docs"
+    trailing_slash: bool = False
+    slugger: str = "github"
+    search_url: str = ""
+    default_version: str = ""
+    fingerprint: str = ""  # hash of the config file; the index records what built it
+
+    @property
+    def is_external(self) -> bool:
+        """True when pages live on another host, so links must leave this app."""
+        return self.base_url.startswith(("http://", "https://"))
+
+    def page_url(self, slug: str) -> str:
+        """The URL of a page on the site, without a fragment."""
+        base = self.base_url.rstrip("/")
+        path = "" if slug in ("", "index") else slug.strip("/")
+        url = f"{base}/{path}" if path else f"{base}/"
+        if self.trailing_slash and not url.endswith("/"):
+            url += "/"
+        return url
+
+    def search_link(self, query: str) -> str:
+        """Where a visitor can search the site when the bot has no answer."""
+        from urllib.parse import quote
+
+        return self.search_url.replace("{query}", quote(query)) if self.search_url else ""
+
+
+def slug_for(source: str, override: str | None = None) -> str:
+    """The page slug: its path without `.mdx`, `index` files name their folder.
+
+    A front-matter `slug` overrides the path (leading `/` = from the site root).
+    """
+    if override:
+        return override.strip().strip("/") or "index"
+    path = PurePosixPath(source).with_suffix("")
+    if path.name == "index":
+        path = path.parent
+    text = str(path)
+    return "index" if text in ("", ".") else text
+
+
+def load_site_config(content_dir: Path) -> SiteConfig:
+    """Read `<content_dir>/site.toml`; a missing file means the defaults."""
+    path = content_dir / SITE_FILE
+    if not path.exists():
+        return SiteConfig()
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8")).get("site", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SiteConfigError(f"{path}: {exc}") from exc
+    known = {f for f in SiteConfig.__dataclass_fields__ if f != "fingerprint"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SiteConfigError(f"{path}: unknown [site] keys {unknown}; known keys are {sorted(known)}")
+    if data.get("slugger", "github") not in SLUGGERS:
+        raise SiteConfigError(
+            f"{path}: slugger {data['slugger']!r} is not one of {sorted(SLUGGERS)}"
+        )
+    return SiteConfig(**data, fingerprint=hashlib.sha256(raw).hexdigest()[:16])

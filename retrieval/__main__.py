@@ -1,0 +1,64 @@
+"""`python -m retrieval provision|search` — model set-up and the support staff's search tool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ingest.settings import Settings
+
+from .errors import RetrievalError
+from .viewer import Viewer
+
+
+def cmd_provision(args: argparse.Namespace, settings: Settings) -> int:
+    from .models import DEFAULT_MODEL_NAME, provision_default_model
+
+    if settings.embed_model not in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"):
+        print(f"EMBED_MODEL={settings.embed_model}: nothing to provision")
+        return 0
+    path = provision_default_model(settings.models_dir)
+    print(f"model ready: {path} (sha256 verified)")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from .services import open_retriever
+
+    viewer = Viewer.of(args.groups.split(",") if args.groups else ())
+    rset = open_retriever(settings).search(args.question, viewer, k=args.k)
+    rows = [{"handle": h.handle, "id": h.chunk.id, "url": h.chunk.url, "title": h.chunk.title,
+             "heading_path": list(h.chunk.heading_path), "score": round(h.score, 4),
+             "preview": h.chunk.text[:160]} for h in rset.hits]
+    if args.json:
+        print(json.dumps({"retrieval_id": rset.id, "question": rset.question, "hits": rows}, indent=2, ensure_ascii=False))
+    else:
+        for row in rows:
+            print(f"{row['handle']:>4}  {row['id']}\n      {row['title']} › {' › '.join(row['heading_path'])}\n"
+                  f"      {row['url']}\n      {row['preview'][:120].replace(chr(10), ' ')}")
+        if not rows:
+            print("no hits")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m retrieval", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("provision", help="unpack and verify the default embedding model")
+    search = sub.add_parser("search", help="ranked hits for a question")
+    search.add_argument("question")
+    search.add_argument("--groups", default="", help="comma-separated reader groups (default: public only)")
+    search.add_argument("--k", type=int, default=6)
+    search.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        handler = {"provision": cmd_provision, "search": cmd_search}[args.command]
+        return handler(args, Settings.from_env())
+    except (RetrievalError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Errors retrieval raises; each says what rule was broken and what to do."""
+
+from __future__ import annotations
+
+
+class RetrievalError(Exception):
+    """Base class for retrieval failures."""
+
+
+class ModelProvisionError(RetrievalError):
+    """The embedding model could not be provisioned or failed its integrity check."""
+
+
+class IndexMismatchError(RetrievalError):
+    """The index was built by a different embedder or format than the one asked to read it."""
+
+
+class StoreUnavailableError(RetrievalError):
+    """The vector store cannot be reached (e.g. the Chroma server is down)."""
+
+
+class QueryError(RetrievalError):
+    """The question cannot be searched as given (empty, too long)."""

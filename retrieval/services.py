@@ -1,0 +1,34 @@
+"""Build the retrieval components a `Settings` describes (used by entrypoints only)."""
+
+from __future__ import annotations
+
+from ingest.settings import Settings
+
+from .embedder import SentenceTransformerEmbedder
+from .models import DEFAULT_MODEL_NAME, resolve_model
+from .search import DenseRetriever
+from .store import ChromaStore
+
+
+def open_store(settings: Settings) -> ChromaStore:
+    """Embedded Chroma under DATA_DIR, or the Chroma server at CHROMA_URL."""
+    if settings.chroma_url:
+        return ChromaStore(url=settings.chroma_url)
+    return ChromaStore(path=str(settings.chroma_path))
+
+
+def open_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+    """The configured embedding model; its id is what the index manifest records."""
+    location = resolve_model(settings.embed_model, settings.models_dir)
+    model_id = DEFAULT_MODEL_NAME if location.endswith(DEFAULT_MODEL_NAME) else settings.embed_model
+    return SentenceTransformerEmbedder(location, model_id=model_id)
+
+
+def open_retriever(settings: Settings, store: ChromaStore | None = None, embedder: SentenceTransformerEmbedder | None = None) -> DenseRetriever:
+    """The retriever, refusing to read an index built by another embedder."""
+    store = store or open_store(settings)
+    embedder = embedder or open_embedder(settings)
+    manifest = store.manifest()
+    if manifest is not None:
+        manifest.check(embedder.id, embedder.dimension)
+    return DenseRetriever(store, embedder)

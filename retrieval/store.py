@@ -1,0 +1,379 @@
+"""The vector store: chunks and their vectors in Chroma. chromadb is imported here and nowhere else.
+
+Access control lives in the query: every chunk carries one boolean metadata
+key per group that may read it (`acl_public`, `acl_staff`), and every query
+filters on the viewer's groups with a Chroma `where`, so a restricted chunk is
+never scored for a viewer who may not read it.
+
+The index records what built it (format, embedder id, dimension, content root,
+site config hash) in a small pointer collection that also names the active
+chunk collection. A full rebuild writes a fresh collection and only then moves
+the pointer, so a failed rebuild leaves the old index serving.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ingest.documents import Chunk, SourceSpan
+
+from .errors import IndexMismatchError, StoreUnavailableError
+
+INDEX_FORMAT = 1
+_ACL_PREFIX = "acl_"
+_BATCH = 256
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What built an index; a reader with a different embedder must not use it."""
+
+    embedder: str
+    dimension: int
+    format: int = INDEX_FORMAT
+    content_root: str = ""
+    site: str = ""
+
+    def check(self, embedder: str, dimension: int) -> None:
+        """Raise when this index cannot be read with the given embedder."""
+        if self.format != INDEX_FORMAT:
+            raise IndexMismatchError(
+                f"index format {self.format} is not the supported format {INDEX_FORMAT}; "
+                "rebuild it with `make ingest FULL=1`"
+            )
+        if (self.embedder, self.dimension) != (embedder, dimension):
+            raise IndexMismatchError(
+                f"index was built with embedder {self.embedder!r} ({self.dimension} dims) but "
+                f"{embedder!r} ({dimension} dims) is configured; run `make ingest FULL=1` to rebuild"
+            )
+
+
+class VectorStore(Protocol):
+    """What retrieval needs from a store: nearest chunks among those the groups may read."""
+
+    def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]: ...
+
+
+def acl_key(group: str) -> str:
+    """The metadata key marking a chunk readable by `group`."""
+    return _ACL_PREFIX + re.sub(r"[^A-Za-z0-9_-]", "_", group)
+
+
+def acl_filter(groups: Iterable[str]) -> dict[str, Any]:
+    """A Chroma `where` that admits only chunks one of `groups` may read."""
+    clauses = [{acl_key(g): True} for g in sorted(set(groups))]
+    if not clauses:
+        raise ValueError("a query needs at least one reader group")
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "doc_id": chunk.doc_id,
+        "anchor": chunk.anchor,
+        "url": chunk.url,
+        "title": chunk.title,
+        "heading_path": json.dumps(list(chunk.heading_path), ensure_ascii=False),
+        "source": chunk.source,
+        "line_start": chunk.span.line_start,
+        "line_end": chunk.span.line_end,
+        "span_start": chunk.span.start,
+        "span_end": chunk.span.end,
+        "doc_version": chunk.doc_version,
+        "hash": chunk.hash,
+        "access": ",".join(chunk.access),
+    }
+    meta.update({acl_key(group): True for group in chunk.access})
+    return meta
+
+
+def chunk_from_record(chunk_id: str, text: str, meta: dict[str, Any]) -> Chunk:
+    return Chunk(
+        id=chunk_id,
+        doc_id=meta["doc_id"],
+        anchor=meta["anchor"],
+        url=meta["url"],
+        title=meta["title"],
+        heading_path=tuple(json.loads(meta["heading_path"])),
+        text=text,
+        source=meta["source"],
+        span=SourceSpan(meta["line_start"], meta["line_end"], meta["span_start"], meta["span_end"]),
+        doc_version=meta["doc_version"],
+        hash=meta["hash"],
+        access=tuple(meta["access"].split(",")),
+    )
+
+
+class ChromaStore:
+    """Chunks in Chroma: embedded (`path`) or a Chroma server (`url`), same code either way."""
+
+    def __init__(self, *, path: str | None = None, url: str | None = None, name: str = "docs") -> None:
+        if bool(path) == bool(url):
+            raise ValueError("ChromaStore needs exactly one of path= (embedded) or url= (server)")
+        self._path = path
+        self._url = url
+        self._name = name
+        self._client: Any = None
+        self._collection: Any = None
+        self._collection_name: str | None = None
+
+    # -- connection -------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False)
+            try:
+                if self._path:
+                    self._client = chromadb.PersistentClient(path=self._path, settings=settings)
+                else:
+                    from urllib.parse import urlparse
+
+                    parsed = urlparse(self._url)
+                    self._client = chromadb.HttpClient(
+                        host=parsed.hostname or "127.0.0.1",
+                        port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                        ssl=parsed.scheme == "https",
+                        settings=settings,
+                    )
+            except Exception as exc:  # chromadb raises bare exceptions for connection failures
+                raise StoreUnavailableError(f"cannot reach Chroma at {self.location}: {exc}") from exc
+        return self._client
+
+    @property
+    def location(self) -> str:
+        return self._path or self._url or ""
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a Chroma call; connection failures become StoreUnavailableError."""
+        try:
+            return fn(*args, **kwargs)
+        except (IndexMismatchError, StoreUnavailableError):
+            raise
+        except Exception as exc:
+            if _is_connection_error(exc):
+                self._client = None
+                self._collection = None
+                raise StoreUnavailableError(f"Chroma at {self.location} is unavailable ({what}): {exc}") from exc
+            raise
+
+    # -- the pointer: which collection is live, and what built it -----------
+
+    @property
+    def _pointer_name(self) -> str:
+        return f"{self._name}-active"
+
+    def manifest(self) -> Manifest | None:
+        """The manifest of the live index, or None when nothing was ever built."""
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        meta = dict(pointer.metadata or {})
+        return Manifest(
+            embedder=meta["embedder"],
+            dimension=int(meta["dimension"]),
+            format=int(meta["format"]),
+            content_root=meta.get("content_root", ""),
+            site=meta.get("site", ""),
+        )
+
+    def _pointer(self) -> Any:
+        client = self._connect()
+        names = self._call("list collections", lambda: [c.name for c in client.list_collections()])
+        if self._pointer_name not in names:
+            return None
+        return self._call("open pointer", client.get_collection, self._pointer_name, embedding_function=None)
+
+    def _live(self) -> Any:
+        """The active chunk collection (cached; re-read when the pointer moves)."""
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        name = (pointer.metadata or {}).get("collection")
+        if self._collection is None or self._collection_name != name:
+            self._collection = self._call("open collection", self._connect().get_collection, name, embedding_function=None)
+            self._collection_name = name
+        return self._collection
+
+    def open_for_write(self, manifest: Manifest, *, fresh: bool = False) -> StoreWriter:
+        """A writer into the live collection, or into a new one when `fresh` (a full rebuild).
+
+        Raises IndexMismatchError when the live index was built differently and
+        `fresh` is not set.
+        """
+        client = self._connect()
+        current = self.manifest()
+        if current is not None and not fresh:
+            current.check(manifest.embedder, manifest.dimension)
+            return StoreWriter(self, self._live(), manifest, switch=False)
+        name = f"{self._name}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        collection = self._call(
+            "create collection",
+            client.create_collection,
+            name,
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+        return StoreWriter(self, collection, manifest, switch=True)
+
+    def _activate(self, collection_name: str, manifest: Manifest) -> None:
+        client = self._connect()
+        old = self._pointer()
+        old_name = (old.metadata or {}).get("collection") if old is not None else None
+        meta = {
+            "collection": collection_name,
+            "embedder": manifest.embedder,
+            "dimension": manifest.dimension,
+            "format": manifest.format,
+            "content_root": manifest.content_root,
+            "site": manifest.site,
+        }
+        if old is None:
+            self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta, embedding_function=None)
+        else:
+            self._call("move pointer", old.modify, metadata=meta)
+        self._collection = None
+        if old_name and old_name != collection_name:
+            self._call("drop old collection", client.delete_collection, old_name)
+        self._drop_orphans(keep=collection_name)
+
+    def _drop_orphans(self, keep: str) -> None:
+        """Delete collections left by rebuilds that died before switching over."""
+        client = self._connect()
+        prefix = f"{self._name}-"
+        for collection in self._call("list collections", client.list_collections):
+            name = collection.name
+            if name.startswith(prefix) and name not in (keep, self._pointer_name):
+                self._call("drop orphan", client.delete_collection, name)
+
+    # -- reads --------------------------------------------------------------
+
+    def count(self) -> int:
+        live = self._live()
+        return 0 if live is None else int(self._call("count", live.count))
+
+    def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
+        """The k nearest chunks that `groups` may read, with cosine similarity."""
+        live = self._live()
+        if live is None or k <= 0:
+            return []
+        result = self._call(
+            "query",
+            live.query,
+            query_embeddings=[list(vector)],
+            n_results=k,
+            where=acl_filter(groups),
+            include=["documents", "metadatas", "distances"],
+        )
+        ids, docs = result["ids"][0], result["documents"][0]
+        metas, distances = result["metadatas"][0], result["distances"][0]
+        return [
+            (chunk_from_record(i, d, m), 1.0 - float(dist))
+            for i, d, m, dist in zip(ids, docs, metas, distances, strict=True)
+        ]
+
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
+        """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
+        live = self._live()
+        if live is None:
+            return []
+        kwargs: dict[str, Any] = {"include": ["documents", "metadatas"]}
+        if groups is not None:
+            kwargs["where"] = acl_filter(groups)
+        if ids is not None:
+            if not ids:
+                return []
+            kwargs["ids"] = list(ids)
+        result = self._call("get", live.get, **kwargs)
+        chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
+        return sorted(chunks, key=lambda c: c.id)
+
+    def vectors(self, ids: Sequence[str]) -> list[list[float]]:
+        """Stored vectors of the given chunk ids, in the order asked (lets a moved chunk skip re-embedding)."""
+        live = self._live()
+        if live is None or not ids:
+            return []
+        result = self._call("get", live.get, ids=list(ids), include=["embeddings"])
+        by_id = {i: [float(x) for x in v] for i, v in zip(result["ids"], result["embeddings"], strict=True)}
+        return [by_id[i] for i in ids]
+
+    def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Every stored chunk id → (content hash, metadata); what an incremental build diffs against."""
+        live = self._live()
+        if live is None:
+            return {}
+        result = self._call("get", live.get, include=["metadatas"])
+        return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True)}
+
+
+class StoreWriter:
+    """Writes into one collection; `commit()` makes a fresh collection live."""
+
+    def __init__(self, store: ChromaStore, collection: Any, manifest: Manifest, *, switch: bool) -> None:
+        self._store = store
+        self._collection = collection
+        self._manifest = manifest
+        self._switch = switch
+
+    @property
+    def is_fresh(self) -> bool:
+        return self._switch
+
+    def existing(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        if self._switch:
+            return {}
+        return self._store.hashes()
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        for start in range(0, len(chunks), _BATCH):
+            batch = chunks[start : start + _BATCH]
+            self._store._call(
+                "upsert",
+                self._collection.upsert,
+                ids=[c.id for c in batch],
+                embeddings=[list(v) for v in vectors[start : start + _BATCH]],
+                documents=[c.text for c in batch],
+                metadatas=[chunk_metadata(c) for c in batch],
+            )
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """New metadata for chunks whose text (and so vector) is unchanged.
+
+        Chroma merges metadata on update, so ACL keys a chunk lost are set to False.
+        """
+        for start in range(0, len(chunks), _BATCH):
+            batch = chunks[start : start + _BATCH]
+            stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
+            old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
+            metas = []
+            for chunk in batch:
+                meta = chunk_metadata(chunk)
+                for key in old.get(chunk.id, {}):
+                    if key.startswith(_ACL_PREFIX) and key not in meta:
+                        meta[key] = False
+                metas.append(meta)
+            self._store._call(
+                "update", self._collection.update, ids=[c.id for c in batch], documents=[c.text for c in batch], metadatas=metas
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), _BATCH):
+            self._store._call("delete", self._collection.delete, ids=list(ids[start : start + _BATCH]))
+
+    def commit(self) -> None:
+        """Record the manifest; for a fresh collection, switch the live pointer to it."""
+        self._store._activate(self._collection.name, self._manifest)
+        self._switch = False
+
+
+def _is_connection_error(exc: Exception) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(word in text for word in ("connect", "timeout", "timed out", "unreachable", "refused", "could not connect"))

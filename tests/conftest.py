@@ -1,0 +1,64 @@
+"""Shared fixtures. Integration fixtures use the real model and Chroma; in CI a missing piece fails."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+CONTENT = REPO / "content"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip locally when a real component is missing; in CI that is a failure, not a skip."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def model_dir() -> Path:
+    """The provisioned all-MiniLM-L6-v2 folder (sha256-verified)."""
+    from retrieval.errors import ModelProvisionError
+    from retrieval.models import provision_default_model
+
+    data_dir = Path(os.environ.get("DATA_DIR", REPO / ".data"))
+    try:
+        return provision_default_model(data_dir / "models")
+    except ModelProvisionError as exc:
+        require(False, f"embedding model not provisioned: {exc}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def real_embedder(model_dir: Path):
+    from retrieval.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(str(model_dir), model_id="all-MiniLM-L6-v2")
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    from ingest.corpus import load_corpus
+
+    return load_corpus(CONTENT)
+
+
+@pytest.fixture(scope="session")
+def content_index(tmp_path_factory, corpus, real_embedder):
+    """content/ indexed once per session into an embedded Chroma, with the real model."""
+    from retrieval.indexer import sync_index
+    from retrieval.store import ChromaStore
+
+    store = ChromaStore(path=str(tmp_path_factory.mktemp("chroma")))
+    sync_index(corpus, store, real_embedder)
+    return store

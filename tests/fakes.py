@@ -1,0 +1,115 @@
+"""Fakes that behave: a deterministic embedder, an in-memory store, a scripted generator.
+
+They implement the same protocols as the real adapters, so unit tests run in
+milliseconds while exercising the real pipeline, verifier and web code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+from answer.draft import Draft, parse_draft
+from ingest.documents import Chunk, SourceSpan
+from ingest.ids import chunk_id, content_hash, doc_id
+
+
+class HashEmbedder:
+    """Bag-of-words hashed into a fixed number of dimensions: similar words, similar vectors."""
+
+    def __init__(self, dimension: int = 64, model_id: str = "hash-64") -> None:
+        self._dimension = dimension
+        self._id = model_id
+        self.calls = 0
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        out = []
+        for text in texts:
+            vector = [0.0] * self._dimension
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self._dimension] += 1.0
+            norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+            out.append([x / norm for x in vector])
+        return out
+
+
+class MemoryStore:
+    """Chunks in a list; cosine similarity; the same ACL rule as the real store."""
+
+    def __init__(self, embedder: HashEmbedder, chunks: Iterable[Chunk] = ()) -> None:
+        self.embedder = embedder
+        self.items: list[tuple[Chunk, list[float]]] = []
+        self.add(list(chunks))
+
+    def add(self, chunks: list[Chunk]) -> None:
+        vectors = self.embedder.embed([c.embedding_text for c in chunks]) if chunks else []
+        self.items.extend(zip(chunks, vectors))
+
+    def count(self) -> int:
+        return len(self.items)
+
+    def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
+        allowed = set(groups)
+        scored = [
+            (chunk, sum(a * b for a, b in zip(vector, v)))
+            for chunk, v in self.items
+            if allowed & set(chunk.access)
+        ]
+        return sorted(scored, key=lambda pair: -pair[1])[:k]
+
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
+        found = [c for c, _ in self.items if (ids is None or c.id in ids) and (groups is None or set(groups) & set(c.access))]
+        return sorted(found, key=lambda c: c.id)
+
+
+class ScriptedGenerator:
+    """Replays canned model replies (JSON text) in order and records the feedback it was given."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.feedback: list[tuple[str, ...]] = []
+
+    def draft(self, question: str, rset, *, feedback: Sequence[str] = ()) -> Draft:  # noqa: ANN001
+        self.feedback.append(tuple(feedback))
+        reply = self.replies.pop(0) if self.replies else ""
+        return parse_draft(reply)
+
+
+def make_chunk(
+    slug: str,
+    anchor: str,
+    text: str,
+    *,
+    title: str = "Page",
+    heading: str = "Section",
+    access: tuple[str, ...] = ("public",),
+    part: int = 1,
+) -> Chunk:
+    """A chunk as ingest would produce it, for tests that do not need a real page."""
+    return Chunk(
+        id=chunk_id(slug, anchor, part),
+        doc_id=doc_id(slug),
+        anchor=anchor,
+        url=f"/docs/{slug}#{anchor}",
+        title=title,
+        heading_path=(heading,),
+        text=text,
+        source=f"{slug}.mdx",
+        span=SourceSpan(1, 3, 0, len(text)),
+        doc_version="2.4",
+        hash=content_hash(title, heading, text),
+        access=access,
+    )

@@ -1,0 +1,138 @@
+"""The verifier is the proof behind every chip: each failure mode gets a test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from answer.draft import parse_draft
+from answer.normalize import find_quote
+from answer.verify import verify
+from retrieval.search import renumber
+from retrieval.viewer import Viewer
+from tests.fakes import make_chunk
+
+REFUNDS = make_chunk("billing/refunds", "refund-windows",
+                     "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata.",
+                     title="Refunds", heading="Refund windows")
+LIMITS = make_chunk("billing/limits", "payload-size",
+                    "The maximum payload size is 256 KB. Larger events are rejected with error `FD-4131`.",
+                    title="Limits", heading="Payload size")
+SECRET = make_chunk("internal/overrides", "override-limits",
+                    "Support can override refunds up to 90 days after the charge.", access=("staff",))
+ANON = Viewer.anonymous()
+
+
+def rset(*chunks, viewer=ANON):
+    return renumber("q", viewer, [(c, 1.0) for c in chunks])
+
+
+def draft(*claims, refused=False):
+    return parse_draft(json.dumps({"refused": refused, "claims": [
+        {"quotes": [{"handle": h, "quote": q} for h, q in quotes], "claim": text} for quotes, text in claims]}))
+
+
+def test_verbatim_quote_becomes_a_citation_with_exact_span_and_deep_link():
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge.")],
+                           "Refunds are available within 14 days of the charge.")), rset(REFUNDS), ANON)
+    [claim] = result.claims
+    [citation] = claim.citations
+    assert claim.status == "supported"
+    assert REFUNDS.text[citation.start:citation.end] == citation.quote
+    assert citation.url.startswith("/docs/billing/refunds#refund-windows:~:text=")
+    assert citation.chunk_id == "doc:billing/refunds#refund-windows"
+    assert (citation.doc_version, citation.hash) == (REFUNDS.doc_version, REFUNDS.hash)
+    assert result.clean
+
+
+def test_phantom_handle_is_dropped_and_recorded():
+    result = verify(draft(([("c9", "Refunds are available within 14 days")], "Refunds within 14 days.")), rset(REFUNDS), ANON)
+    assert result.claims == ()
+    assert result.phantoms == 1
+    assert any("c9 does not exist" in p for p in result.problems)
+
+
+def test_paraphrased_quote_is_rejected():
+    result = verify(draft(([("c1", "You can get a refund within 14 days of being charged.")], "Refunds within 14 days.")),
+                    rset(REFUNDS), ANON)
+    assert result.claims == ()
+    assert any("quote not in c1" in p for p in result.problems)
+
+
+def test_quote_from_another_retrieved_chunk_is_rejected_with_a_hint():
+    result = verify(draft(([("c1", "The maximum payload size is 256 KB.")], "The maximum payload size is 256 KB.")),
+                    rset(REFUNDS, LIMITS), ANON)
+    assert result.claims == ()
+    assert any("it is in c2" in p for p in result.problems)
+
+
+def test_short_quotes_are_rejected():
+    result = verify(draft(([("c1", "14 days")], "Refunds take 14 days.")), rset(REFUNDS), ANON)
+    assert result.claims == ()
+    assert any("shorter than" in p for p in result.problems)
+
+
+def test_wrong_number_is_unsupported_and_not_shown():
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge.")],
+                           "Refunds are available within 90 days of the charge.")), rset(REFUNDS), ANON)
+    [claim] = result.claims
+    assert claim.status == "unsupported"
+    assert result.shown == ()
+
+
+def test_negation_flip_is_unsupported():
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge.")],
+                           "Refunds are not available within 14 days of the charge.")), rset(REFUNDS), ANON)
+    assert result.claims[0].status == "unsupported"
+
+
+def test_claim_adding_terms_is_partial_not_rounded_up():
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge.")],
+                           "Refunds are available within 14 days of the charge, via the billing dashboard portal.")),
+                    rset(REFUNDS), ANON)
+    assert result.claims[0].status == "partial"
+    assert result.shown == result.claims
+
+
+def test_support_needing_two_chunks_is_flagged_stitched():
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge."),
+                            ("c2", "The maximum payload size is 256 KB.")],
+                           "Refunds are available within 14 days and the maximum payload size is 256 KB.")),
+                    rset(REFUNDS, LIMITS), ANON)
+    [claim] = result.claims
+    assert claim.status == "supported" and claim.stitched
+
+
+def test_restricted_chunk_can_never_be_cited_even_if_retrieved():
+    # Defence in depth: even if retrieval leaked a staff chunk, the verifier refuses it.
+    result = verify(draft(([("c1", "Support can override refunds up to 90 days after the charge.")],
+                           "Support can override refunds up to 90 days.")), rset(SECRET), ANON)
+    assert result.claims == ()
+    assert any("not readable" in p for p in result.problems)
+    staff = Viewer.of(["staff"])
+    assert verify(draft(([("c1", "Support can override refunds up to 90 days after the charge.")],
+                         "Support can override refunds up to 90 days after the charge.")), rset(SECRET, viewer=staff), staff).claims
+
+
+@pytest.mark.parametrize("quote", [
+    "refunds are AVAILABLE within 14 days",            # case
+    "Refunds  are available\nwithin 14 days",          # whitespace
+    "the maximum payload size is 256 KB. Larger events are rejected with error FD-4131",  # backticks
+    "“The maximum payload size is 256 KB.”",           # typographic quotes around
+])
+def test_normalization_forgives_only_presentation(quote):
+    assert find_quote(quote, REFUNDS.text) or find_quote(quote, LIMITS.text)
+
+
+def test_quote_span_maps_back_to_the_original_text():
+    start, end = find_quote("error FD-4131", LIMITS.text)
+    assert LIMITS.text[start:end] == "error `FD-4131"
+
+
+def test_malformed_json_is_a_format_error():
+    from answer.errors import DraftFormatError
+
+    for reply in ("", "I think the answer is 14 days.", '{"claims": [{"claim": 3}]}', "{not json"):
+        with pytest.raises(DraftFormatError):
+            parse_draft(reply)
