@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup serve ingest test test-unit clean
+.PHONY: setup serve ingest test test-unit eval bench clean
 
 setup: $(STAMP) $(MODEL)
 
@@ -42,6 +42,12 @@ test: setup $(ORACLE)
 
 test-unit: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+eval: setup
+	$(PY) -m tests.eval $(EVAL_ARGS)
+
+bench: setup
+	$(PY) -m tests.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .pytest_cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ingest.settings import Settings
 from retrieval.errors import RetrievalError
@@ -29,17 +30,17 @@ def _print_answer(data: dict) -> None:
     print(f"answer id: {data['answer_id']}")
 
 
-def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_ask(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
     from .services import build_answerer
 
-    answerer = build_answerer(settings)
+    answerer = build_answerer(settings, store=store)
     answer = answerer.ask(args.question, Viewer.of(args.groups.split(",") if args.groups else ()))
     data = answer.to_dict()
     print(json.dumps(data, indent=2, ensure_ascii=False)) if args.json else _print_answer(data)
     return 0
 
 
-def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
     from retrieval.services import open_store
 
     from .services import changed_sources, open_audit
@@ -48,12 +49,13 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     if record is None:
         print(f"error: no answer with id {args.answer_id!r} in {settings.audit_path}", file=sys.stderr)
         return 1
-    record["changed_since"] = changed_sources(open_store(settings), record)
+    record["changed_since"] = changed_sources(store or open_store(settings), record)
     print(json.dumps(record, indent=2, ensure_ascii=False))
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, settings: Settings | None = None, store: Any = None) -> int:
+    """The CLI; tests pass their own settings and index instead of the environment's."""
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m answer", description=__doc__)
     if argv[:1] == ["show"]:
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler = cmd_ask
     try:
-        return handler(args, Settings.from_env())
+        return handler(args, settings or Settings.from_env(), store)
     except (AnswerError, RetrievalError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +37,26 @@ CREATE INDEX IF NOT EXISTS answers_created ON answers (created DESC);
 class SQLiteAuditLog:
     """Answers keyed by id; writes are short transactions so a reader never sees half an answer."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, *, timeout: float = 2.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
         self._lock = threading.Lock()
         self._ready = False
 
-    def _connect(self) -> sqlite3.Connection:
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection that commits on success and is always closed (sqlite3's own `with` only commits)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=2.0)
-        connection.execute("PRAGMA journal_mode=WAL")
-        if not self._ready:
-            connection.executescript(_SCHEMA)
-            self._ready = True
-        return connection
+        connection = sqlite3.connect(self.path, timeout=self.timeout)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            if not self._ready:
+                connection.executescript(_SCHEMA)
+                self._ready = True
+            with connection:
+                yield connection
+        finally:
+            connection.close()
 
     def record(self, answer: Answer) -> None:
         data = answer.to_dict(include_chunks=True)
@@ -66,7 +75,7 @@ class SQLiteAuditLog:
                         json.dumps(data, ensure_ascii=False),
                     ),
                 )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
             raise AuditError(f"cannot write answer {answer.id} to {self.path}: {exc}") from exc
 
     def get(self, answer_id: str) -> dict[str, Any] | None:

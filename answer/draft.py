@@ -108,6 +108,14 @@ _FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 def parse_draft(text: str) -> Draft:
     """Parse a model reply that should be a JSON draft (bare, or in a ```json fence)."""
+    try:
+        return _parse(text)
+    except DraftFormatError as exc:
+        exc.raw = exc.raw or text  # the audit keeps what the model actually said
+        raise
+
+
+def _parse(text: str) -> Draft:
     if not text or not text.strip():
         raise DraftFormatError("the model returned an empty reply")
     candidate = text.strip()

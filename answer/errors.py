@@ -10,6 +10,10 @@ class AnswerError(Exception):
 class DraftFormatError(AnswerError):
     """A generator's output is not a well-formed draft; treated as a failed verification."""
 
+    def __init__(self, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw  # the reply as received, kept for the audit
+
 
 class GeneratorError(AnswerError):
     """The generator could not produce a draft (model unreachable, timed out, refused by the provider)."""

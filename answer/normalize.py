@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TRANSLATE = str.maketrans(
     {
@@ -39,18 +40,39 @@ class Normalized:
         return self.origin[start], self.origin[end - 1] + 1
 
 
+@lru_cache(maxsize=1024)
 def normalize(text: str) -> Normalized:
-    """Normalize text for quote matching, remembering where each character came from."""
+    """Normalize text for quote matching, remembering where each character came from.
+
+    Cached: a request normalizes the same chunk for every quote, the misattribution scan and the retry.
+    Runs of printable ASCII take a fast path; everything else is folded character by character.
+    """
     chars: list[str] = []
     origin: list[int] = []
     pending_space = False
-    for index, char in enumerate(text):
-        if char in _DROP:
-            continue
-        folded = unicodedata.normalize("NFKC", char).translate(_TRANSLATE).casefold()
-        for out in folded:
-            if out.isspace() or unicodedata.category(out) in ("Cf", "Cc"):
-                pending_space = pending_space or out.isspace()
+    position = 0
+    for run in _PLAIN.finditer(text):
+        pending_space = _fold_into(text, position, run.start(), chars, origin, pending_space)
+        if pending_space and chars:
+            chars.append(" ")
+            origin.append(run.start())
+        pending_space = False
+        chars.append(run.group().lower())  # ASCII: lower == NFKC + casefold, same length
+        origin.extend(range(run.start(), run.end()))
+        position = run.end()
+    _fold_into(text, position, len(text), chars, origin, pending_space)
+    return Normalized("".join(chars), tuple(origin))
+
+
+_PLAIN = re.compile(r"[\x21-\x29\x2b-\x5f\x61-\x7e]+")  # printable ASCII except space, * and `
+
+
+def _fold_into(text: str, start: int, end: int, chars: list[str], origin: list[int], pending_space: bool) -> bool:
+    """Fold text[start:end] one character at a time; returns whether a space is pending."""
+    for index in range(start, end):
+        for out in _fold(text[index]):
+            if out == " ":
+                pending_space = True
                 continue
             if pending_space and chars:
                 chars.append(" ")
@@ -58,7 +80,30 @@ def normalize(text: str) -> Normalized:
             pending_space = False
             chars.append(out)
             origin.append(index)
-    return Normalized("".join(chars), tuple(origin))
+    return pending_space
+
+
+_FOLDED: dict[str, tuple[str, ...]] = {}
+
+
+def _fold(char: str) -> tuple[str, ...]:
+    """What one source character becomes: kept characters, " " for whitespace, nothing for markup/controls."""
+    folded = _FOLDED.get(char)
+    if folded is not None:
+        return folded
+    if char in _DROP:
+        folded = ()
+    else:
+        parts = []
+        for out in unicodedata.normalize("NFKC", char).translate(_TRANSLATE).casefold():
+            if out.isspace():
+                parts.append(" ")
+            elif unicodedata.category(out) not in ("Cf", "Cc"):
+                parts.append(out)
+        folded = tuple(parts)
+    if len(_FOLDED) < 20_000:  # bounded: distinct code points seen, not texts
+        _FOLDED[char] = folded
+    return folded
 
 
 def normalize_quote(quote: str) -> str:

@@ -19,7 +19,6 @@ from typing import Any, Protocol
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
-from .draft import Draft
 from .errors import DraftFormatError, GeneratorError
 from .generate import Generator
 from .support import SupportChecker
@@ -129,12 +128,16 @@ class Answerer:
         checker: SupportChecker | None = None,
         audit: AuditLog | None = None,
         retry: bool = True,
+        unverified_policy: str = "hide",
     ) -> None:
+        if unverified_policy not in ("hide", "refuse"):
+            raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
         self.retriever = retriever
         self.generator = generator
         self.checker = checker
         self.audit = audit
         self.retry = retry
+        self.unverified_policy = unverified_policy
 
     def ask(self, question: str, viewer: Viewer) -> Answer:
         events = list(self.events(question, viewer))
@@ -155,19 +158,22 @@ class Answerer:
             return
 
         drafts: list[dict[str, Any]] = []
-        verification = self._attempt(rset, viewer, (), drafts, timings)
-        if self.retry and not verification.clean and not (verification.refused and not verification.claims):
-            retry = self._attempt(rset, viewer, verification.problems, drafts, timings)
+        verification, unreachable = self._attempt(rset, viewer, (), drafts, timings)
+        # One retry with the verifier's findings; a model that is down (already retried at the
+        # transport level) gets none, and a clean refusal needs none.
+        if self.retry and not unreachable and not verification.clean and not (verification.refused and not verification.claims):
+            retry, _ = self._attempt(rset, viewer, verification.problems, drafts, timings)
             verification = _better(verification, retry)
         for claim in verification.shown:
             yield Event("claim", claim=claim)
 
         shown = verification.shown
         if shown:
-            degraded = not verification.clean
+            degraded = verification.removed_anything
             state = ANSWERED
-        elif verification.claims or verification.dropped_claims:
-            state, degraded = UNVERIFIED, True
+        elif verification.claims or verification.dropped_claims or unreachable or _unusable(drafts):
+            state = REFUSED if self.unverified_policy == "refuse" else UNVERIFIED
+            degraded = True
         else:
             state, degraded = REFUSED, False
         answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded)
@@ -175,21 +181,24 @@ class Answerer:
 
     def _attempt(
         self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[str, ...], drafts: list[dict[str, Any]], timings: dict[str, float]
-    ) -> Verification:
+    ) -> tuple[Verification, bool]:
+        """One generate + verify round; True when the model could not be reached at all."""
         started = time.perf_counter()
         try:
             draft = self.generator.draft(rset.question, rset, feedback=feedback)
             drafts.append({"raw": draft.raw, "draft": draft.to_dict(), "feedback": list(feedback)})
         except (DraftFormatError, GeneratorError) as exc:
             drafts.append({"raw": getattr(exc, "raw", ""), "error": str(exc), "feedback": list(feedback)})
-            draft = Draft(refused=False, claims=())
             timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
-            return Verification(claims=(), problems=(f"the draft could not be used: {exc}",))
+            log.warning("draft %d for %r unusable: %s", len(drafts), rset.question[:80], exc)
+            return Verification(claims=(), problems=(f"the draft could not be used: {exc}",)), isinstance(exc, GeneratorError)
         timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         verification = verify(draft, rset, viewer, checker=self.checker)
         timings[f"verify_{len(drafts)}"] = round(time.perf_counter() - started, 4)
-        return verification
+        drafts[-1]["quotes"] = [asdict(check) for check in verification.checks]
+        drafts[-1]["problems"] = list(verification.problems)
+        return verification, False
 
     def _finish(
         self,
@@ -216,9 +225,10 @@ class Answerer:
             drafts=tuple(drafts),
             timings=timings,
             created=time.time(),
-            quotes_total=verification.quotes_total,
-            quotes_verbatim=verification.quotes_verbatim,
-            phantoms=verification.phantoms,
+            # Counted over every attempt: how truthfully the generator quoted, before anything was dropped.
+            quotes_total=sum(len(d.get("quotes", [])) for d in drafts),
+            quotes_verbatim=sum(q["verified"] for d in drafts for q in d.get("quotes", [])),
+            phantoms=sum(q["kind"] == "phantom" for d in drafts for q in d.get("quotes", [])),
         )
         if self.audit is not None:
             try:
@@ -226,6 +236,11 @@ class Answerer:
             except Exception:  # the visitor still gets the answer; the failure is logged
                 log.exception("could not write answer %s to the audit log", answer.id)
         return answer
+
+
+def _unusable(drafts: list[dict[str, Any]]) -> bool:
+    """Every attempt failed to produce a draft: that is not evidence the docs lack the answer."""
+    return bool(drafts) and all("error" in d for d in drafts)
 
 
 def _better(first: Verification, second: Verification) -> Verification:

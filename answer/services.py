@@ -33,7 +33,9 @@ def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> A
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    return Answerer(retriever, build_generator(settings, embedder), audit=open_audit(settings))
+    return Answerer(
+        retriever, build_generator(settings, embedder), audit=open_audit(settings), unverified_policy=settings.unverified_policy
+    )
 
 
 def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:

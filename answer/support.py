@@ -2,8 +2,9 @@
 
 A verbatim quote proves the source says something; it does not prove the
 claim says the same thing. This checker is deliberately strict and
-explainable: every number (with its unit) and every negation in the claim
-must appear in its quotes, and the claim's key terms must be covered by them.
+explainable: every number (with its unit), every negation and every
+unbounded word ("forever", "unlimited") in the claim must appear in its
+quotes, and the claim's key terms must be covered by them.
 A claim saying "90 days" against a quote saying "30 days" is unsupported, not
 partial. Checkers are pluggable (`SupportChecker`), so an LLM judge can sit
 beside this one; this one stays the default because it is reproducible.
@@ -25,6 +26,12 @@ UNSUPPORTED = "unsupported"
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|[a-z]+))?")
 _NEGATION = re.compile(r"\b(not|no|never|none|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|without|nor|neither)\b|n't\b")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
+# Words that turn a bounded statement into an unbounded one ("within 14 days" → "forever"); like a
+# number, a claim may use one only if its quotes do.
+ABSOLUTES = frozenset(
+    """forever always unlimited unlimit infinite infinitely indefinitely indefinite permanently permanent lifetime
+    instant instantly immediately guaranteed guarantee every""".split()
+)
 STOPWORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from as is are was were be been being it its
     this that these those there here you your yours we our us they their them he she his her i me my can could
@@ -68,6 +75,11 @@ def numbers(text: str) -> set[str]:
     return found
 
 
+def absolutes(text: str) -> set[str]:
+    """Unbounded words ('forever', 'unlimited', 'instantly') a text uses."""
+    return {w for w in _WORD.findall(normalize(text).text) if w in ABSOLUTES}
+
+
 def _bare(number: str) -> str:
     return number.split(" ")[0]
 
@@ -91,6 +103,9 @@ class DeterministicChecker:
             return Support(UNSUPPORTED, (f"number not in the quotes: {', '.join(missing)}",))
         if bool(_NEGATION.search(normalize(claim).text)) != bool(_NEGATION.search(normalize(evidence).text)):
             return Support(UNSUPPORTED, ("negation differs between claim and quotes",))
+        absolute = sorted(absolutes(claim) - absolutes(evidence))
+        if absolute:
+            return Support(UNSUPPORTED, (f"absolute term not in the quotes: {', '.join(absolute)}",))
         terms = key_terms(claim)
         if terms:
             covered = terms & key_terms(evidence)

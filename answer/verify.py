@@ -6,7 +6,9 @@ chunk, and the quote occurs in the chunk's text (after normalization). A claim
 survives only with at least one surviving citation, and its support status
 comes from a checker that compares the claim with its quotes. Everything that
 was dropped is recorded as a problem, so the retry prompt and the audit can
-say exactly why.
+say exactly why. A quote found only in a *different* retrieved chunk is
+rejected with a hint naming that chunk, not re-attributed: the model's
+attribution was wrong, and the retry (or nothing) must fix it in the open.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote as url_quote
 
-from retrieval.search import RetrievalSet
+from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
 from .draft import Draft
-from .normalize import find_quote
+from .normalize import find_quote, normalize_quote
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
 MIN_QUOTE_CHARS = 12
@@ -52,6 +54,18 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class QuoteCheck:
+    """The verifier's finding on one proposed quote, kept for the audit and the eval."""
+
+    claim: int  # 1-based claim number in the draft
+    handle: str
+    quote: str
+    verified: bool
+    reason: str = ""  # why it was rejected; empty when verified
+    kind: str = "verified"  # verified / phantom / restricted / short / not-verbatim
+
+
+@dataclass(frozen=True)
 class Verification:
     """The verifier's verdict on one draft."""
 
@@ -62,11 +76,17 @@ class Verification:
     phantoms: int = 0
     refused: bool = False
     dropped_claims: tuple[str, ...] = field(default=())
+    checks: tuple[QuoteCheck, ...] = field(default=())
 
     @property
     def shown(self) -> tuple[Claim, ...]:
         """Claims a visitor may see: supported and partial, never unsupported."""
         return tuple(c for c in self.claims if c.status in (SUPPORTED, PARTIAL))
+
+    @property
+    def removed_anything(self) -> bool:
+        """True when a proposed quote or claim was rejected, so the visitor sees less than was drafted."""
+        return any(not check.verified for check in self.checks) or any(c.status == UNSUPPORTED for c in self.claims)
 
     @property
     def clean(self) -> bool:
@@ -96,52 +116,25 @@ def verify(
     problems: list[str] = []
     claims: list[Claim] = []
     dropped: list[str] = []
-    total = verbatim = phantoms = 0
+    checks: list[QuoteCheck] = []
+    readable = [h for h in rset.hits if viewer.may_read(h.chunk.access)]
     for number, draft_claim in enumerate(draft.claims, start=1):
         citations: list[Citation] = []
         for quote in draft_claim.quotes:
-            total += 1
-            hit = rset.get(quote.handle)
-            if hit is None:
-                phantoms += 1
-                problems.append(f"claim {number}: {quote.handle} does not exist; cite only {', '.join(rset.handles) or 'nothing'}")
-                continue
-            chunk = hit.chunk
-            if not viewer.may_read(chunk.access):
-                problems.append(f"claim {number}: {quote.handle} is not readable by this viewer")
-                continue
-            if len(quote.text.strip()) < min_quote_chars:
-                problems.append(f"claim {number}: quote in {quote.handle} is shorter than {min_quote_chars} characters: {quote.text!r}")
-                continue
-            span = find_quote(quote.text, chunk.text)
-            if span is None:
-                elsewhere = [h.handle for h in rset.hits if h.handle != quote.handle and find_quote(quote.text, h.chunk.text)]
-                hint = f" (it is in {', '.join(elsewhere)})" if elsewhere else ""
-                problems.append(f"claim {number}: quote not in {quote.handle}{hint}: {quote.text[:120]!r}")
-                continue
-            verbatim += 1
-            start, end = span
-            exact = chunk.text[start:end]
-            citations.append(
-                Citation(
-                    handle=quote.handle,
-                    chunk_id=chunk.id,
-                    quote=exact,
-                    start=start,
-                    end=end,
-                    url=f"{chunk.url}#{text_fragment(exact)}" if "#" not in chunk.url else f"{chunk.url}{text_fragment(exact)}",
-                    page_url=chunk.url,
-                    title=chunk.title,
-                    heading_path=chunk.heading_path,
-                    doc_version=chunk.doc_version,
-                    hash=chunk.hash,
-                )
-            )
+            citation, kind, problem = _check_quote(quote.handle, quote.text, rset, viewer, readable, min_quote_chars)
+            checks.append(QuoteCheck(number, quote.handle, quote.text, citation is not None, problem, kind))
+            if citation is None:
+                problems.append(f"claim {number}: {problem}")
+            else:
+                citations.append(citation)
         if not citations:
             dropped.append(draft_claim.text)
             problems.append(f"claim {number} has no verified quote and was removed: {draft_claim.text[:120]!r}")
             continue
         claims.append(_judge(draft_claim.text, _unique(citations), checker, number, problems))
+    total = len(checks)
+    verbatim = sum(check.verified for check in checks)
+    phantoms = sum(check.kind == "phantom" for check in checks)
     return Verification(
         claims=tuple(claims),
         problems=tuple(problems),
@@ -150,7 +143,45 @@ def verify(
         phantoms=phantoms,
         refused=draft.refused,
         dropped_claims=tuple(dropped),
+        checks=tuple(checks),
     )
+
+
+def _check_quote(
+    handle: str, text: str, rset: RetrievalSet, viewer: Viewer, readable: Sequence[Hit], min_quote_chars: int
+) -> tuple[Citation | None, str, str]:
+    """(citation, kind, reason): a citation for one quote, or what kind of failure it is and why."""
+    hit = rset.get(handle)
+    if hit is None:
+        citable = ", ".join(h.handle for h in readable) or "nothing"
+        return None, "phantom", f"{handle} does not exist; cite only {citable}"
+    chunk = hit.chunk
+    if not viewer.may_read(chunk.access):
+        return None, "restricted", f"{handle} is not readable by this viewer"
+    if len(normalize_quote(text)) < min_quote_chars:  # measured after markup is stripped
+        return None, "short", f"quote in {handle} is shorter than {min_quote_chars} characters: {text!r}"
+    span = find_quote(text, chunk.text)
+    if span is None:
+        # Rejected, never re-attributed: the hint lets the retry fix the handle itself.
+        elsewhere = [h.handle for h in readable if h.handle != handle and find_quote(text, h.chunk.text)]
+        hint = f" (it is in {', '.join(elsewhere)})" if elsewhere else ""
+        return None, "not-verbatim", f"quote not in {handle}{hint}: {text[:120]!r}"
+    start, end = span
+    exact = chunk.text[start:end]
+    fragment = text_fragment(exact)
+    return Citation(
+        handle=handle,
+        chunk_id=chunk.id,
+        quote=exact,
+        start=start,
+        end=end,
+        url=f"{chunk.url}{fragment}" if "#" in chunk.url else f"{chunk.url}#{fragment}",
+        page_url=chunk.url,
+        title=chunk.title,
+        heading_path=chunk.heading_path,
+        doc_version=chunk.doc_version,
+        hash=chunk.hash,
+    ), "verified", ""
 
 
 def _unique(citations: Sequence[Citation]) -> tuple[Citation, ...]:

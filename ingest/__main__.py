@@ -1,7 +1,9 @@
-"""`python -m ingest slug|headings|outline|index` — the authors' command line.
+"""`python -m ingest slug|headings|outline|links|index` — the authors' command line.
 
-Exit codes: 0 all good, 1 some files failed (everything else was processed),
-2 bad usage or configuration.
+Exit codes: 0 all good, 1 some files failed (everything else was processed)
+or, for `links`, some internal links are broken, 2 bad usage or configuration.
+`headings` and `outline` also print warnings (unclosed fences, broken links)
+to stderr; warnings do not change their exit code.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from .corpus import load_corpus
+from .corpus import Corpus, load_corpus
 from .errors import IngestError
 from .settings import Settings
 from .site import load_site_config
@@ -22,6 +24,12 @@ from .splitter import split_page
 def _print_failures(corpus_failures: tuple) -> None:
     for failure in corpus_failures:
         print(f"error: {failure}", file=sys.stderr)
+
+
+def _print_problems(corpus: Corpus) -> None:
+    for warning in corpus.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    _print_failures(corpus.failures)
 
 
 def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,12 +48,13 @@ def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
             record = {"source": page.source, "line": heading.line, "level": heading.level,
                       "text": heading.text, "anchor": heading.anchor, "url": url}
             print(json.dumps(record, ensure_ascii=False))
-    _print_failures(corpus.failures)
+    _print_problems(corpus)
     return 1 if corpus.failures else 0
 
 
 def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
     corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    duplicates = corpus.duplicates
     for page in corpus.pages:
         for chunk in split_page(page):
             record = {
@@ -54,26 +63,44 @@ def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
                 "lines": [chunk.span.line_start, chunk.span.line_end], "span": [chunk.span.start, chunk.span.end],
                 "doc_version": chunk.doc_version, "hash": chunk.hash, "access": list(chunk.access), "text": chunk.text,
             }
+            if chunk.id in duplicates:
+                record["duplicate_of"] = duplicates[chunk.id]  # not indexed: cited through its canonical chunk
             print(json.dumps(record, ensure_ascii=False))
-    _print_failures(corpus.failures)
+    _print_problems(corpus)
     return 1 if corpus.failures else 0
+
+
+def cmd_links(args: argparse.Namespace, settings: Settings) -> int:
+    corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    for link in corpus.broken_links:
+        print(link)
+    _print_failures(corpus.failures)
+    return 1 if corpus.broken_links or corpus.failures else 0
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     # The entrypoint is the composition root: it may wire retrieval's store and
     # embedder into an ingest run; library modules in ingest never import retrieval.
-    from retrieval.lock import index_lock
-    from retrieval.services import open_embedder, open_store
     from retrieval.indexer import sync_index
-    from retrieval.models import provision_default_model
+    from retrieval.lock import index_lock
+    from retrieval.models import DEFAULT_MODEL_NAME, provision_default_model
+    from retrieval.services import open_embedder, open_store
 
     content_dir = Path(args.content_dir or settings.content_dir)
-    provision_default_model(settings.models_dir) if settings.embed_model == "all-MiniLM-L6-v2" else None
+    if settings.embed_model == DEFAULT_MODEL_NAME:
+        provision_default_model(settings.models_dir)
     with index_lock(settings.data_dir, wait=args.wait):
+        store = open_store(settings)
+        store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
         corpus = load_corpus(content_dir)
-        store, embedder = open_store(settings), open_embedder(settings)
-        report = sync_index(corpus, store, embedder, full=args.full, progress=_progress_bar())
+        try:
+            report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar())
+        except KeyboardInterrupt:
+            print("interrupted: what was written is kept; the next `make ingest` finishes the job", file=sys.stderr)
+            return 130
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+    if args.json:
+        _print_failures(corpus.failures)
     return 1 if report.pages_failed else 0
 
 
@@ -98,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     slug.add_argument("content_dir", nargs="?", help="content folder whose site.toml picks the slugger")
     slug.add_argument("--slugger", help="override the site's slugger rule")
     for name, help_text in (("headings", "JSON Lines: every heading with its anchor and URL"),
-                            ("outline", "JSON Lines: every chunk, no embedding")):
+                            ("outline", "JSON Lines: every chunk, no embedding"),
+                            ("links", "internal links that land on no page or anchor, as file:line (exit 1 if any)")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("content_dir", nargs="?")
     index = sub.add_parser("index", help="embed what changed into the index")
@@ -109,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
-        handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "index": cmd_index}[args.command]
+        handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "links": cmd_links,
+                   "index": cmd_index}[args.command]
         return handler(args, settings)
     except (IngestError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -7,12 +7,15 @@ indexed chunks of a failed page rather than deleting them.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dedupe import find_duplicates
 from .documents import Chunk, Page
 from .errors import PageError
+from .links import BrokenLink, check_links
 from .parser import parse_page
 from .site import SiteConfig, load_site_config
 from .splitter import split_page
@@ -30,7 +33,32 @@ class Corpus:
     failures: tuple[PageError, ...] = field(default=())
 
     def chunks(self) -> list[Chunk]:
-        return [chunk for page in self.pages for chunk in split_page(page)]
+        """Every chunk to index: near-duplicates (see dedupe.py) are left out in favour of their canonical chunk."""
+        return [chunk for chunk in self.all_chunks() if chunk.id not in self.duplicates]
+
+    def all_chunks(self) -> list[Chunk]:
+        """Every chunk of every page, duplicates included (what `outline` shows)."""
+        return list(self._split)
+
+    @functools.cached_property
+    def _split(self) -> tuple[Chunk, ...]:
+        return tuple(chunk for page in self.pages for chunk in split_page(page))
+
+    @functools.cached_property
+    def duplicates(self) -> dict[str, str]:
+        """{duplicate chunk id: canonical chunk id}, so a claim is always cited to one place."""
+        versions = {page.source: page.front_matter.get("version") for page in self.pages}
+        return find_duplicates(self._split, {s: None if v is None else str(v) for s, v in versions.items()})
+
+    @functools.cached_property
+    def broken_links(self) -> list[BrokenLink]:
+        """Internal links that land on no page or no heading anchor (warnings, the run goes on)."""
+        return check_links(self.pages, self.site, unparsed=[failure.source for failure in self.failures])
+
+    @property
+    def warnings(self) -> list[str]:
+        """Everything worth an author's look that did not stop a page from being used, as `file:line: reason`."""
+        return [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
 
     def page(self, slug: str) -> Page | None:
         return next((p for p in self.pages if p.slug == slug), None)
@@ -65,6 +93,9 @@ def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
             continue
         except OSError as exc:
             failures.append(PageError(source, None, f"cannot read file: {exc.strerror or exc}"))
+            continue
+        except Exception as exc:  # a parser bug must cost one page, never the run
+            failures.append(PageError(source, None, f"could not be parsed ({type(exc).__name__}: {exc})"))
             continue
         if page.slug in seen:
             failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))

@@ -49,6 +49,14 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link written in a page, kept so the link checker can report file:line without re-parsing."""
+
+    target: str  # the href as written
+    line: int  # 1-based line in the source file
+
+
+@dataclass(frozen=True)
 class Section:
     """A heading and the blocks under it, up to the next heading of any level."""
 
@@ -73,7 +81,9 @@ class Page:
     body: str = field(repr=False)  # the full source text (front matter included), as decoded
     hash: str = ""
     sections: tuple[Section, ...] = field(default=(), repr=False)
-    headings: tuple[Heading, ...] = field(default=(), repr=False)
+    headings: tuple[Heading, ...] = field(default=(), repr=False)  # every heading, nested ones included, in order
+    links: tuple[Link, ...] = field(default=(), repr=False)
+    warnings: tuple[str, ...] = field(default=(), repr=False)  # "file:line: reason", the page is still used
 
 
 @dataclass(frozen=True)

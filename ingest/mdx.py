@@ -1,13 +1,18 @@
 """MDX → CommonMark, line for line, so markdown-it-py can parse what MDX sites contain.
 
-MDX adds ESM (`import`/`export`), JSX blocks and inline JSX, `{/* */}`
-comments and (on Docusaurus/Starlight) `:::` admonitions on top of Markdown,
-and it has no indented code blocks. Rather than a second parser, we rewrite
-those constructs into blank lines or plain Markdown while keeping every line
-in place: markdown-it's line maps then point at the real source lines, which
-is what chunk spans and the link checker report.
+MDX adds ESM (`import`/`export`), JSX blocks and inline JSX, `{…}` expressions,
+`{/* */}` comments and (on Docusaurus/Starlight) `:::` admonitions on top of
+Markdown, and it has no indented code blocks. Rather than a second parser, we
+rewrite those constructs into blank lines or plain Markdown while keeping every
+line in place: markdown-it's line maps then point at the real source lines,
+which is what chunk spans and the link checker report.
 
-Code fences are copied untouched: `import` inside a fence is code.
+Inline JSX tags become one of two marker characters so the parser can render
+them the way the site does: `SOFT` vanishes everywhere (a reader sees the
+element's text children, rehype-slug sees them too, untrimmed), `GAP` is a
+space in readable text but nothing in an anchor (`<br/>`, table cells, blocks).
+Code fences and inline code spans are copied untouched: `import` inside a
+fence is code.
 """
 
 from __future__ import annotations
@@ -15,32 +20,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+SOFT = "\ue000"
+GAP = "\ue001"
+
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_ESM = re.compile(r"^(import|export)\b")
-_JSX_TAG = r"<\s*/?\s*[A-Za-z][\w.:-]*(?:\s+(?:[^<>{}\"']|\"[^\"]*\"|'[^']*'|\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})*)?\s*/?\s*>"
-_JSX_ONLY_LINE = re.compile(rf"^\s*(?:{_JSX_TAG}\s*)+$")
-_JSX_OPEN_START = re.compile(r"^\s*<[A-Z][\w.]*(\s|$)")
-_JSX_FRAGMENT = re.compile(r"^\s*</?>\s*$")
-_OPEN_TAG = re.compile(r"<\s*([A-Za-z][\w.:-]*)(?:[^<>]*?)(/?)\s*>")
-_CLOSE_TAG = re.compile(r"<\s*/\s*[A-Za-z][\w.:-]*\s*>")
-_ADMONITION_OPEN = re.compile(r"^\s*:{3,}(?P<kind>[A-Za-z][\w-]*)(?:\[(?P<title>[^\]]*)\]|[ \t]+(?P<legacy>\S.*?))?\s*(?:\{[^}]*\})?\s*$")
+_ESM = re.compile(r"^(import|export)[\s{*]")
+_NAME = re.compile(r"[A-Za-z][\w.:-]*")
+_ATTR_NAME = re.compile(r"[A-Za-z_:$@][\w.:$@-]*")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.DOTALL)
+_HTML_HEADING_LINE = re.compile(r"^[ \t]*<h([1-6])\b[^<>]*>.*</h\1>[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_ADMONITION_OPEN = re.compile(
+    r"^\s*:{3,}(?P<kind>[A-Za-z][\w-]*)(?:\[(?P<title>[^\]]*)\]|[ \t]+(?P<legacy>[^{\s].*?))?\s*(?P<attrs>\{[^}]*\})?\s*$"
+)
+_ADMONITION_LINE = re.compile(r"^[ \t]*:{3,}[A-Za-z].*$", re.MULTILINE)
+_SPECIAL = re.compile(r"[<{]")
+_BRACE_EVENT = re.compile(r"[{}\"'`]")
 _ADMONITION_CLOSE = re.compile(r"^\s*:{3,}\s*$")
+_ATTR_TITLE = re.compile(r"title=(?:\"([^\"]*)\"|'([^']*)')")
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_VOID_HTML = frozenset({"br", "hr", "img", "input", "meta", "link", "source", "wbr", "col", "area", "embed"})
+_VOID_HTML = frozenset({"br", "hr", "img", "input", "meta", "link", "source", "wbr", "col", "area", "embed", "track"})
+_INLINE_HTML = frozenset({"a", "abbr", "b", "code", "em", "i", "kbd", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u", "var", "del", "ins"})
+_MAX_TAG_CHARS = 20_000
 
 
 @dataclass(frozen=True)
 class Fence:
-    """A fenced code block's lines (0-based, end exclusive) in the source."""
+    """A fenced code block's lines (0-based, end exclusive) in the source; `closed` False if it runs to the end."""
 
     start: int
     end: int
+    closed: bool = True
 
 
-def _blank(text: str) -> str:
-    """Spaces for everything but newlines, so offsets and line numbers survive."""
-    return re.sub(r"[^\n]", " ", text)
+@dataclass(frozen=True)
+class Converted:
+    """The CommonMark text plus what MDX would have rejected (`errors`) or what looks wrong (`warnings`), by 1-based line."""
+
+    markdown: str
+    errors: tuple[tuple[int, str], ...] = ()
+    warnings: tuple[tuple[int, str], ...] = ()
 
 
 def find_fences(lines: list[str]) -> list[Fence]:
@@ -55,126 +74,288 @@ def find_fences(lines: list[str]) -> list[Fence]:
             end = i + 1
             while end < len(lines) and not closing.match(lines[end]):
                 end += 1
-            fences.append(Fence(i, min(end + 1, len(lines))))
+            fences.append(Fence(i, min(end + 1, len(lines)), closed=end < len(lines)))
             i = end + 1
         else:
             i += 1
     return fences
 
 
-def _strip_comments(text: str) -> str:
-    text = _MDX_COMMENT.sub(lambda m: _blank(m.group()), text)
-    return _HTML_COMMENT.sub(lambda m: _blank(m.group()), text)
-
-
-def _tag_depth_change(line: str) -> int:
-    """How a line of JSX tags changes component nesting (+1 open, -1 close, 0 self-closing)."""
-    depth = 0
-    for match in re.finditer(rf"{_JSX_TAG}", line):
-        tag = match.group()
-        if _CLOSE_TAG.fullmatch(tag.strip()):
-            depth -= 1
-        else:
-            name = _OPEN_TAG.match(tag)
-            if name and not name.group(2) and not tag.rstrip().endswith("/>") and name.group(1).lower() not in _VOID_HTML:
-                depth += 1
-    return depth
-
-
-def _esm_end(lines: list[str], i: int) -> int:
-    """The line after an `import`/`export` statement that starts on line i."""
-    depth = 0
-    j = i
-    while j < len(lines):
-        depth += lines[j].count("{") + lines[j].count("(") + lines[j].count("[")
-        depth -= lines[j].count("}") + lines[j].count(")") + lines[j].count("]")
-        j += 1
-        if depth <= 0 and not lines[j - 1].rstrip().endswith(("=", ",", "=>")):
-            break
-    return j
-
-
 def to_markdown(source: str, *, skip_lines: int = 0) -> str:
-    """Rewrite MDX into CommonMark with the same number of lines.
+    """Rewrite MDX into CommonMark with the same number of lines (`skip_lines` blanks the front matter)."""
+    return convert(source, skip_lines=skip_lines).markdown
 
-    `skip_lines` blanks the first lines (the front matter block).
-    """
+
+def convert(source: str, *, skip_lines: int = 0) -> Converted:
+    """Rewrite MDX into CommonMark with the same number of lines, noting what MDX itself would reject."""
     lines = source.split("\n")
     for i in range(min(skip_lines, len(lines))):
         lines[i] = ""
-    fences = find_fences(lines)
+    errors: list[tuple[int, str]] = []
+    warnings: list[tuple[int, str]] = []
     in_fence = [False] * len(lines)
-    for fence in fences:
+    for fence in find_fences(lines):
+        info = lines[fence.start].strip().lstrip("`~").strip()
+        if info.startswith("mdx-code-block"):  # Docusaurus: MDX written inside a fence is rendered, not shown
+            lines[fence.start] = ""
+            if fence.closed:
+                lines[fence.end - 1] = ""
+            continue
+        if not fence.closed:
+            warnings.append((fence.start + 1, "code fence is never closed, so it runs to the end of the file"))
         for i in range(fence.start, fence.end):
             in_fence[i] = True
 
-    # Comments can span lines, so strip them per run of non-fence lines.
+    scanner = _JsxScanner(errors)
     i = 0
     while i < len(lines):
         if in_fence[i]:
+            scanner.fence_line()
             i += 1
             continue
         j = i
         while j < len(lines) and not in_fence[j]:
             j += 1
-        chunk = _strip_comments("\n".join(lines[i:j]))
-        lines[i:j] = chunk.split("\n")
+        lines[i:j] = scanner.rewrite("\n".join(lines[i:j]), first_line=i).split("\n")
         i = j
+    scanner.finish()
 
     out: list[str] = []
+    for i, line in enumerate(lines):
+        if not in_fence[i]:
+            line = _admonition(line)
+            if not line.replace(SOFT, "").replace(GAP, "").strip():
+                line = ""
+        out.append(line)
+    markdown = "\n".join(_dedent_components(out, scanner.depth_at, in_fence))
+    return Converted(markdown, tuple(errors), tuple(warnings))
+
+
+def _admonition(line: str) -> str:
+    """`:::note`, `:::tip[Title]`, `:::note Title`, `:::note{title="T"}` keep only their title; closers vanish."""
+    match = _ADMONITION_OPEN.match(line)
+    if match:
+        attr = _ATTR_TITLE.search(match["attrs"] or "")
+        title = (match["title"] or match["legacy"] or (attr and (attr[1] or attr[2])) or "").strip()
+        return f"{title}:" if title else ""
+    return "" if _ADMONITION_CLOSE.match(line) else line
+
+
+def _blank(text: str) -> str:
+    """Nothing but the newlines, so line numbers survive."""
+    return "\n" * text.count("\n")
+
+
+def _skip_braces(s: str, i: int, limit: int | None = None) -> int | None:
+    """Index after the `}` matching the `{` at i (looking no further than `limit`), skipping JS strings; None if unbalanced."""
     depth = 0
-    depth_at: list[int] = []
+    limit = min(len(s), i + _MAX_TAG_CHARS, limit if limit is not None else len(s))
+    match = _BRACE_EVENT.search(s, i, limit)
+    while match:
+        c = match.group()
+        j = match.start()
+        if c in "\"'`":
+            end = s.find(c, j + 1, limit)
+            if end < 0:
+                return None
+            match = _BRACE_EVENT.search(s, end + 1, limit)
+            continue
+        depth += 1 if c == "{" else -1
+        if depth == 0:
+            return j + 1
+        match = _BRACE_EVENT.search(s, j + 1, limit)
+    return None
+
+
+def _skip_space(s: str, j: int) -> int:
+    while j < len(s) and s[j] in " \t\r\n":
+        j += 1
+    return j
+
+
+def scan_tag(s: str, i: int, limit: int | None = None) -> tuple[int, str, str] | None:
+    """A JSX tag starting at s[i] == '<': (end index, name, kind open|close|self); None if it is not a tag.
+
+    Attribute values may hold `>`, newlines and `{…}` expressions with nested
+    braces and strings, as JSX allows.
+    """
+    j = i + 1
+    kind = "open"
+    if s.startswith("/", j):
+        kind, j = "close", j + 1
+    if s.startswith(">", j):
+        return j + 1, "", kind
+    name = _NAME.match(s, j)
+    if not name:
+        return None
+    j = name.end()
+    limit = min(len(s), i + _MAX_TAG_CHARS, limit if limit is not None else len(s))
+    while j < limit:
+        j = _skip_space(s, j)
+        if s.startswith(">", j):
+            return j + 1, name.group(), kind
+        if s.startswith("/>", j) and kind == "open":
+            return j + 2, name.group(), "self"
+        if kind == "close":
+            return None
+        if s.startswith("{", j):
+            end = _skip_braces(s, j, limit)
+            if end is None:
+                return None
+            j = end
+            continue
+        attr = _ATTR_NAME.match(s, j)
+        if not attr:
+            return None
+        j = _skip_space(s, attr.end())
+        if not s.startswith("=", j):
+            continue
+        j = _skip_space(s, j + 1)
+        if j < len(s) and s[j] in "\"'":
+            end = s.find(s[j], j + 1, limit)
+            if end < 0:
+                return None
+            j = end + 1
+        elif s.startswith("{", j):
+            end = _skip_braces(s, j, limit)
+            if end is None:
+                return None
+            j = end
+        else:
+            return None
+    return None
+
+
+class _JsxScanner:
+    """Rewrites runs of non-fence text and tracks component nesting across them (components can wrap fences)."""
+
+    def __init__(self, errors: list[tuple[int, str]]) -> None:
+        self.errors = errors
+        self.stack: list[tuple[str, int]] = []
+        self.depth_at: list[int] = []  # per source line: component nesting at the start of the line
+
+    def rewrite(self, run: str, *, first_line: int) -> str:
+        run = _MDX_COMMENT.sub(lambda m: SOFT + _blank(m.group()), run)
+        run = _HTML_COMMENT.sub(lambda m: SOFT + _blank(m.group()), run)
+        run = _strip_esm_and_expressions(run)
+        protected = sorted([(m.start(), m.end()) for m in _CODE_SPAN.finditer(run)]
+                           + [(m.start(), m.end()) for m in _HTML_HEADING_LINE.finditer(run)]
+                           + [(m.start(), m.end()) for m in _ADMONITION_LINE.finditer(run)])
+        start_depth = len(self.stack)
+        pieces: list[str] = []
+        depth_after: dict[int, int] = {}  # run-relative line -> nesting after the tags that start on it
+        pos = last_end = 0
+        p = 0
+        counted = (0, 0)  # (offset, its run-relative line): newlines are counted once, not per tag
+        budget = 2 * len(run) + 50_000  # characters scanned looking for tag and brace ends: keeps hostile input linear
+        i = _next_special(run, 0)
+        while i >= 0:
+            while p < len(protected) and protected[p][1] <= i:
+                p += 1
+            if p < len(protected) and protected[p][0] <= i:
+                i = _next_special(run, protected[p][1])
+                continue
+            if run[i] == "{":  # an inline `{expression}`: rendered by the site, unknown here, so dropped
+                close = None if run.startswith("{#", i) or budget <= 0 else _skip_braces(run, i, i + budget)
+                budget -= (close or min(len(run), i + _MAX_TAG_CHARS)) - i
+                if close is not None:
+                    pieces.append(run[pos:i])
+                    pieces.append(SOFT + _blank(run[i:close]))
+                    pos = close
+                i = _next_special(run, close or i + 1)
+                continue
+            tag = scan_tag(run, i, i + budget) if budget > 0 else None
+            budget -= (tag[0] if tag else min(len(run), i + 64)) - i
+            if tag is None:
+                i = _next_special(run, i + 1)
+                continue
+            end, name, kind = tag
+            line = counted[1] + run.count("\n", counted[0], i)
+            counted = (i, line)
+            self._nest(name, kind, first_line + line + 1)
+            depth_after[line] = len(self.stack)
+            block_html = bool(name) and not name[:1].isupper() and name.lower() not in _INLINE_HTML
+            marker = GAP if (pieces and i == last_end) or block_html else SOFT
+            pieces.append(run[pos:i])
+            pieces.append(marker + _blank(run[i:end]))
+            pos = last_end = end
+            i = _next_special(run, end)
+        pieces.append(run[pos:])
+        depth = start_depth
+        for k in range(run.count("\n") + 1):
+            self.depth_at.append(depth)
+            depth = depth_after.get(k, depth)
+        return "".join(pieces)
+
+    def fence_line(self) -> None:
+        self.depth_at.append(len(self.stack))
+
+    def _nest(self, name: str, kind: str, line: int) -> None:
+        if kind == "self" or name.lower() in _VOID_HTML:
+            return
+        if kind == "open":
+            self.stack.append((name, line))
+            return
+        names = [n for n, _ in self.stack]
+        if name in names:
+            while self.stack:
+                open_name, open_line = self.stack.pop()
+                if open_name == name:
+                    break
+                if open_name[:1].isupper():
+                    self.errors.append((open_line, f"<{open_name}> is never closed (found </{name}> first)"))
+        elif name[:1].isupper() or name == "":
+            self.errors.append((line, f"closing tag </{name}> has no matching opening tag"))
+
+    def finish(self) -> None:
+        for name, line in self.stack:
+            if name[:1].isupper() or name == "":
+                self.errors.append((line, f"<{name}> is never closed"))
+
+
+def _next_special(s: str, start: int) -> int:
+    """Index of the next `<` or `{` at or after start, -1 if none."""
+    match = _SPECIAL.search(s, start)
+    return match.start() if match else -1
+
+
+def _strip_esm_and_expressions(run: str) -> str:
+    """Blank `import`/`export` statements and flow `{expressions}` that start a block (after a blank line)."""
+    lines = run.split("\n")
     i = 0
     while i < len(lines):
-        line = lines[i]
-        if in_fence[i]:
-            out.append(line)
-            depth_at.append(depth)
+        flow_start = i == 0 or not lines[i - 1].strip()
+        if flow_start and _ESM.match(lines[i]):
+            end = _statement_end(lines, i)
+        elif flow_start and lines[i].lstrip().startswith("{") and not lines[i].lstrip().startswith("{#"):
+            text = "\n".join(lines[i:])
+            start = text.index("{")
+            close = _skip_braces(text, start)
+            rest_of_line = text[close:].split("\n", 1)[0] if close is not None else "x"
+            if close is None or rest_of_line.strip():
+                i += 1
+                continue
+            end = i + text.count("\n", 0, close) + 1
+        else:
             i += 1
             continue
-        if _ESM.match(line):
-            end = _esm_end(lines, i)
-            for _ in range(i, end):
-                out.append("")
-                depth_at.append(depth)
-            i = end
-            continue
-        if _JSX_ONLY_LINE.match(line) or _JSX_FRAGMENT.match(line):
-            depth = max(0, depth + _tag_depth_change(line))
-            out.append("")
-            depth_at.append(depth)
-            i += 1
-            continue
-        if _JSX_OPEN_START.match(line) and ">" not in line:
-            # A component whose attributes span several lines: blank up to its `>`.
-            j = i
-            while j < len(lines) and ">" not in lines[j]:
-                j += 1
-            tag_text = " ".join(lines[i : j + 1])
-            closes_itself = tag_text.rstrip().endswith("/>")
-            for _ in range(i, min(j + 1, len(lines))):
-                out.append("")
-                depth_at.append(depth)
-            if not closes_itself:
-                depth += 1
-            i = j + 1
-            continue
-        admonition = _ADMONITION_OPEN.match(line)
-        if admonition:
-            title = (admonition["title"] or admonition["legacy"] or "").strip()
-            out.append(f"{title}:" if title else "")
-            depth_at.append(depth)
-            i += 1
-            continue
-        if _ADMONITION_CLOSE.match(line):
-            out.append("")
-            depth_at.append(depth)
-            i += 1
-            continue
-        out.append(line)
-        depth_at.append(depth)
-        i += 1
-    return "\n".join(_dedent_components(out, depth_at, in_fence))
+        for k in range(i, end):
+            lines[k] = ""
+        i = end
+    return "\n".join(lines)
+
+
+def _statement_end(lines: list[str], i: int) -> int:
+    """The line after an ESM statement starting on line i: brackets balanced (strings skipped), no dangling operator."""
+    depth = 0
+    j = i
+    while j < len(lines):
+        code = re.sub(r"\"[^\"]*\"|'[^']*'|`[^`]*`", "", lines[j])
+        depth += sum(code.count(c) for c in "{([") - sum(code.count(c) for c in "})]")
+        j += 1
+        if depth <= 0 and not code.rstrip().endswith(("=", ",", "=>", "(", "{", "[")):
+            break
+    return j
 
 
 def _dedent_components(lines: list[str], depth_at: list[int], in_fence: list[bool]) -> list[str]:

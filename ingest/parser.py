@@ -19,17 +19,20 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .documents import PUBLIC, Block, Heading, Page, Section
+from .documents import PUBLIC, Block, Heading, Link, Page, Section
 from .errors import PageError
 from .ids import content_hash
-from .mdx import to_markdown
+from .mdx import GAP, SOFT, convert, find_fences, to_markdown
 from .site import SiteConfig, slug_for
 from .slugger import make_slugger
 
 _EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
 _COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
 _HTML_TAG = re.compile(r"<[^>]+>")
-_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(?P<text>.*?)</h\1>\s*$", re.IGNORECASE | re.DOTALL)
+_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b(?P<attrs>[^>]*)>(?P<text>.*?)</h\1>[ \t]*(?:\n|$)", re.IGNORECASE)
+_ID_ATTR = re.compile(r"\bid=(?:\"([^\"]*)\"|'([^']*)')")
+_JSX_HREF = re.compile(r"<[A-Za-z][^<>]*?\bhref=([\"'])(?P<href>[^\"']*)\1")
+_SPACES = re.compile(r"[ \t]{2,}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,8 +41,18 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("code")
 
 
+MAX_PAGE_BYTES = 2_000_000
+
+
 def read_source(path: Path, source: str) -> str:
-    """Decode a content file; invalid UTF-8 is an error naming the byte offset's line."""
+    """Decode a content file; invalid UTF-8 is an error naming the byte offset's line.
+
+    Pages over `MAX_PAGE_BYTES` are refused: markdown-it-py parses ~0.1-0.2 MB/s
+    here, and a multi-megabyte page is generated output, not prose to cite.
+    """
+    size = path.stat().st_size
+    if size > MAX_PAGE_BYTES:
+        raise PageError(source, None, f"file is {size:,} bytes; pages over {MAX_PAGE_BYTES:,} bytes are not ingested (split it)")
     data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")
@@ -58,11 +71,13 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     """Parse MDX text; `source` is its path relative to the content root."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     meta, fm_lines = _front_matter(text, source)
-    markdown = to_markdown(text, skip_lines=fm_lines)
-    tokens = _markdown().parse(markdown)
-    slugger = make_slugger(site.slugger)
+    converted = convert(text, skip_lines=fm_lines)
+    if converted.errors:
+        line, reason = converted.errors[0]
+        raise PageError(source, line, reason)
+    tokens = _markdown().parse(converted.markdown)
+    headings = _headings(tokens, make_slugger(site.slugger))
 
-    headings: list[Heading] = []
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
     current: Heading | None = None
@@ -80,31 +95,19 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         if token.type == "heading_open" and token.level == 0:
             line = token.map[0] if token.map else 0
             close(line)
-            level = int(token.tag[1])
-            display, anchor_text, explicit = _heading_text(tokens[i + 1])
-            if explicit:
-                slugger.reserve(explicit)
-                anchor = explicit
-            else:
-                anchor = slugger.slug(anchor_text)
-            current = Heading(line=line + 1, level=level, text=display, anchor=anchor)
-            headings.append(current)
-            while path and path[-1][0] >= level:
+            current = headings[i]
+            while path and path[-1][0] >= current.level:
                 path.pop()
-            path.append((level, display))
+            path.append((current.level, current.text))
             blocks, start = [], line
             i += 3
             continue
         end = _matching_close(tokens, i)
-        block = _render_block(tokens[i : end + 1])
-        if block is not None:
-            blocks.append(block)
-            if block.kind == "html-heading":
-                headings.append(Heading(line=block.line_start + 1, level=0, text=block.text, anchor=None))
+        blocks.extend(_render_blocks(tokens[i : end + 1]))
         i = end + 1
     close(total_lines)
 
-    title = str(meta.get("title") or _first_h1(headings) or Path(source).stem)
+    title = str(meta.get("title") or _first_h1(list(headings.values())) or Path(source).stem)
     access = _access(meta, source)
     page_hash = content_hash(text)
     slug = slug_for(source, meta.get("slug"))
@@ -119,8 +122,59 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         body=text,
         hash=page_hash,
         sections=tuple(s for s in sections if s.heading is not None or s.blocks),
-        headings=tuple(headings),
+        headings=tuple(headings.values()),
+        links=_links(tokens, text, fm_lines),
+        warnings=tuple(f"{source}:{line}: {reason}" for line, reason in converted.warnings),
     )
+
+
+def _headings(tokens: list[Token], slugger: Any) -> dict[int, Heading]:
+    """Every heading by token index, in document order, so duplicate numbering matches the site's.
+
+    Headings nested in lists, quotes or components get ids on the site too
+    (rehype-slug visits every heading); raw `<hN>` HTML/JSX headings do not,
+    unless they carry an `id` attribute.
+    """
+    found: dict[int, Heading] = {}
+    for i, token in enumerate(tokens):
+        line = token.map[0] if token.map else 0
+        if token.type == "heading_open":
+            display, anchor_text, explicit = _heading_text(tokens[i + 1])
+            anchor = explicit or slugger.slug(anchor_text)
+            found[i] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
+        elif token.type == "html_block":
+            match = _HTML_HEADING.match(token.content)
+            if match:
+                ident = _ID_ATTR.search(match["attrs"])
+                found[i] = Heading(line=line + 1, level=int(match.group(1)), text=_strip_tags(match["text"]),
+                                   anchor=(ident[1] or ident[2]) if ident else None)
+    return found
+
+
+def _strip_tags(raw: str) -> str:
+    return " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).replace(SOFT, "").replace(GAP, " ").split())
+
+
+def _links(tokens: list[Token], text: str, fm_lines: int) -> tuple[Link, ...]:
+    """Every link target with its source line: Markdown links and JSX `href` attributes outside code."""
+    lines = text.split("\n")
+    found: list[Link] = []
+    for token in tokens:
+        if token.type != "inline" or not token.map:
+            continue
+        first, last = token.map
+        for child in token.children or []:
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                line = next((k for k in range(first, last) if href in lines[k]), first)
+                found.append(Link(href, line + 1))
+    in_fence = set()
+    for fence in find_fences(lines):
+        in_fence.update(range(fence.start, fence.end))
+    for k in range(fm_lines, len(lines)):
+        if k not in in_fence:
+            found.extend(Link(m["href"], k + 1) for m in _JSX_HREF.finditer(lines[k]))
+    return tuple(sorted(set(found), key=lambda link: (link.line, link.target)))
 
 
 def render_html(page: Page, *, link_base: str = "") -> str:
@@ -135,22 +189,22 @@ def render_html(page: Page, *, link_base: str = "") -> str:
     tokens = md.parse(to_markdown(page.body, skip_lines=fm_lines))
     anchors = {h.line: h.anchor for h in page.headings if h.anchor}
     for token in tokens:
-        if token.type == "heading_open" and token.map and (token.map[0] + 1) in anchors:
-            token.attrSet("id", anchors[token.map[0] + 1])
+        line = token.map[0] + 1 if token.map else 0
+        if token.type == "heading_open" and line in anchors:
+            token.attrSet("id", anchors[line])
         elif token.type == "html_block":
-            text = html.unescape(_HTML_TAG.sub(" ", token.content)).strip()
             heading = _HTML_HEADING.match(token.content)
-            token.type = "html_block"
-            token.content = (
-                f"<h{heading.group(1)}>{html.escape(text)}</h{heading.group(1)}>\n" if heading
-                else (f"<p>{html.escape(text)}</p>\n" if text else "")
-            )
+            rest = _strip_tags(token.content[heading.end():] if heading else token.content)
+            token.content = f"<p>{html.escape(rest)}</p>\n" if rest else ""
+            if heading:
+                level, ident = heading.group(1), f' id="{html.escape(anchors[line])}"' if line in anchors else ""
+                token.content = f"<h{level}{ident}>{html.escape(_strip_tags(heading['text']))}</h{level}>\n" + token.content
         elif token.type == "inline":
             for child in token.children or []:
                 if child.type == "html_inline":
                     child.content = " " if child.content.lower().startswith("<br") else ""
                 elif child.type == "text":
-                    child.content = _COMPONENT_TAG.sub("", child.content)
+                    child.content = _COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, " ")
                 elif child.type == "link_open":
                     href = child.attrGet("href") or ""
                     if href.startswith("/") and not href.startswith("//") and link_base:
@@ -172,11 +226,15 @@ def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:
         raise PageError(source, 1, "front matter opened with '---' but never closed")
     try:
         post = frontmatter.loads("\n".join(lines[: end + 1]) + "\n")
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise PageError(source, line, f"invalid YAML front matter: {reason}") from exc
+    except yaml.YAMLError:
+        try:  # parse the block alone so the error marks count from the line after the opening '---'
+            yaml.safe_load("\n".join(lines[1:end]))
+            raise PageError(source, 1, "invalid YAML front matter")
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1
+            reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p)
+            raise PageError(source, line, f"invalid YAML front matter: {reason or exc}") from exc
     if not isinstance(post.metadata, dict):
         raise PageError(source, 2, "front matter must be a YAML mapping")
     return dict(post.metadata), end + 1
@@ -205,16 +263,18 @@ def _heading_text(inline: Token) -> tuple[str, str, str | None]:
             explicit = match["id"]
             last = children[-1]
             children[-1] = Token(last.type, last.tag, last.nesting, content=last.content[: match.start()])
-    anchor_text = _inline_text(children, code_ticks=False)
-    return anchor_text.strip(), anchor_text, explicit
+    display = _inline_text(children, code_ticks=False)
+    anchor_text = _inline_text(children, code_ticks=False, for_anchor=True)
+    return display.strip(), anchor_text, explicit
 
 
-def _inline_text(children: list[Token], *, code_ticks: bool = True) -> str:
-    """Rendered text of inline tokens: what a reader sees, markup gone."""
+def _inline_text(children: list[Token], *, code_ticks: bool = True, for_anchor: bool = False) -> str:
+    """Rendered text of inline tokens: what a reader sees, markup gone (JSX markers: see mdx.py)."""
     parts: list[str] = []
+    gap = "" if for_anchor else " "
     for child in children:
         if child.type == "text":
-            parts.append(_COMPONENT_TAG.sub("", child.content))
+            parts.append(_COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, gap))
         elif child.type == "code_inline":
             parts.append(f"`{child.content}`" if code_ticks else child.content)
         elif child.type == "softbreak":
@@ -222,10 +282,11 @@ def _inline_text(children: list[Token], *, code_ticks: bool = True) -> str:
         elif child.type == "hardbreak":
             parts.append("\n")
         elif child.type == "html_inline" and child.content.lower().startswith("<br"):
-            parts.append(" ")
+            parts.append(gap)
         elif child.type == "image" and code_ticks:
             parts.append(_inline_text(list(child.children or []), code_ticks=code_ticks))
-    return "".join(parts)
+    text = "".join(parts)
+    return text if for_anchor else _SPACES.sub(" ", text)
 
 
 def _matching_close(tokens: list[Token], i: int) -> int:
@@ -240,12 +301,26 @@ def _matching_close(tokens: list[Token], i: int) -> int:
     return len(tokens) - 1
 
 
+def _render_blocks(tokens: list[Token]) -> list[Block]:
+    """One top-level block as clean text (a raw `<hN>` line and what follows it become two)."""
+    head = tokens[0]
+    if head.type == "html_block" and head.map:
+        match = _HTML_HEADING.match(head.content)
+        if match and match.end() < len(head.content.rstrip()):
+            rest = Token("html_block", "", 0, content=head.content[match.end():], map=[head.map[0] + 1, head.map[1]])
+            first = Token("html_block", "", 0, content=match.group(), map=[head.map[0], head.map[0] + 1])
+            return _render_blocks([first]) + _render_blocks([rest])
+    block = _render_block(tokens)
+    return [block] if block is not None else []
+
+
 def _render_block(tokens: list[Token]) -> Block | None:
-    """One top-level block as clean text, or None when nothing readable remains."""
+    """One block as clean text, or None when nothing readable remains."""
     head = tokens[0]
     line_start, line_end = head.map if head.map else (0, 0)
     kind = {
         "paragraph_open": "paragraph",
+        "heading_open": "heading",
         "bullet_list_open": "list",
         "ordered_list_open": "list",
         "table_open": "table",
@@ -257,13 +332,15 @@ def _render_block(tokens: list[Token]) -> Block | None:
         return None
     if kind == "code":
         lang = head.info.split()[0] if head.info.strip() else ""
-        text = f"```{lang}\n{head.content.rstrip()}\n```"
+        ticks = "`" * max([3] + [len(m) + 1 for m in re.findall(r"^[ \t]*(`{3,})", head.content, re.MULTILINE)])
+        text = f"{ticks}{lang}\n{head.content.rstrip()}\n{ticks}"
     elif kind == "html":
         heading = _HTML_HEADING.match(head.content)
-        raw = heading["text"] if heading else head.content
-        text = " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).split())
+        text = _strip_tags(heading["text"] if heading else head.content)
         if heading:
             kind = "html-heading"
+    elif kind == "heading":
+        text = _heading_text(tokens[1])[0]
     elif kind == "table":
         text = _render_table(tokens)
     elif kind == "list":
@@ -283,9 +360,7 @@ def _render_children(tokens: list[Token]) -> list[Block]:
     i = 0
     while i < len(tokens):
         end = _matching_close(tokens, i)
-        block = _render_block(tokens[i : end + 1])
-        if block is not None:
-            blocks.append(block)
+        blocks.extend(_render_blocks(tokens[i : end + 1]))
         i = end + 1
     return blocks
 
@@ -321,9 +396,7 @@ def _render_list(tokens: list[Token], indent: int) -> list[str]:
             if tokens[j].type in ("bullet_list_open", "ordered_list_open"):
                 nested.extend(_render_list(tokens[j : close + 1], indent + 2))
             else:
-                block = _render_block(tokens[j : close + 1])
-                if block is not None:
-                    item_text.append(block.text)
+                item_text.extend(block.text for block in _render_blocks(tokens[j : close + 1]))
             j = close + 1
         lines.append(" " * indent + f"{marker} " + " ".join(item_text))
         lines.extend(nested)

@@ -3,11 +3,18 @@
 A section is the smallest unit a deep link can land on, so it is the natural
 citation target. The embedding model reads at most 256 word-pieces (about 800
 characters of prose with the heading path in front); a longer section is cut
-between blocks, never inside a code fence, table or list, so every part is
-fully embedded and each part keeps the section's anchor.
+between blocks, a paragraph longer than that between sentences and a long
+list between its top-level items, so every part is fully embedded and each
+part keeps the section's anchor. A code fence or table is never cut: an
+oversized one stays whole in a part of its own.
+
+Part spans are whole lines and contiguous; a paragraph written on one long
+line gives parts that share that line.
 """
 
 from __future__ import annotations
+
+import re
 
 from .documents import Block, Chunk, Page, Section, SourceSpan
 from .ids import chunk_id, content_hash, doc_id
@@ -18,16 +25,19 @@ MAX_CHUNK_CHARS = 800
 def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     """All chunks of a page, in document order."""
     line_offsets = _line_offsets(page.body)
+    source_lines = page.body.split("\n")
     chunks: list[Chunk] = []
     for section in page.sections:
         if not section.blocks:
             continue
-        parts = _pack(section.blocks, max_chars)
+        pieces = [piece for block in section.blocks for piece in _cut(block, max_chars, source_lines)]
+        parts = _pack(tuple(pieces), max_chars)
         anchor = section.heading.anchor or "" if section.heading else ""
         for number, blocks in enumerate(parts, start=1):
             text = "\n\n".join(block.text for block in blocks)
             line_start = section.line_start if number == 1 else blocks[0].line_start
-            line_end = section.line_end if number == len(parts) else parts[number][0].line_start
+            line_end = (section.line_end if number == len(parts)
+                        else max(parts[number][0].line_start, blocks[-1].line_end))
             span = SourceSpan(
                 line_start=line_start + 1,
                 line_end=max(line_start + 1, line_end),
@@ -51,6 +61,73 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
                 )
             )
     return chunks
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[*_])")
+_WORD = re.compile(r"\w+")
+
+
+def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
+    """A block, or its pieces when it is prose longer than the budget (fences and tables stay whole)."""
+    if len(block.text) <= max_chars or block.kind not in ("paragraph", "quote", "list"):
+        return [block]
+    if block.kind == "list":
+        units = re.split(r"\n(?=\S)", block.text)  # top-level items; nested ones stay with their parent
+        sep = "\n"
+    else:
+        units = [u for u in _SENTENCE_END.split(block.text) if u.strip()]
+        sep = " "
+    units = [piece for unit in units for piece in _hard_wrap(unit, max_chars)]
+    texts: list[str] = []
+    for unit in units:
+        if texts and len(texts[-1]) + len(sep) + len(unit) <= max_chars:
+            texts[-1] += sep + unit
+        else:
+            texts.append(unit)
+    if len(texts) == 1:
+        return [block]
+    located = _locate(texts, block, source_lines)
+    pieces = []
+    for k, (text, (start, _)) in enumerate(zip(texts, located)):
+        if k == len(texts) - 1:
+            end = block.line_end
+        else:
+            next_start, next_mid_line = located[k + 1]
+            end = next_start + 1 if next_mid_line else max(next_start, start + 1)
+        pieces.append(Block(text=text, line_start=start, line_end=end, kind="piece"))
+    return pieces
+
+
+def _hard_wrap(text: str, max_chars: int) -> list[str]:
+    """A single sentence longer than the budget, cut between words as a last resort."""
+    if len(text) <= max_chars:
+        return [text]
+    pieces: list[str] = []
+    for word in text.split(" "):
+        if pieces and len(pieces[-1]) + 1 + len(word) <= max_chars:
+            pieces[-1] += " " + word
+        else:
+            pieces.append(word)
+    return pieces
+
+
+def _locate(texts: list[str], block: Block, source_lines: list[str]) -> list[tuple[int, bool]]:
+    """(source line, starts mid-line) of each piece, found by its first words, never before the previous piece."""
+    located = [(block.line_start, False)]
+    last = max(block.line_start, block.line_end - 1)
+    for text in texts[1:]:
+        words = _WORD.findall(text)[:3]
+        found = (located[-1][0], True)
+        if words:
+            pattern = re.compile(r"\W+".join(re.escape(w) for w in words))
+            for k in range(located[-1][0], last + 1):
+                line = source_lines[k]
+                match = pattern.search(line + " " + (source_lines[k + 1] if k + 1 <= last else ""))
+                if match and match.start() < len(line):
+                    found = (k, bool(line[: match.start()].strip(" \t>-*+0123456789.")))
+                    break
+        located.append((min(found[0], last), found[1]))
+    return located
 
 
 def _pack(blocks: tuple[Block, ...], max_chars: int) -> list[list[Block]]:

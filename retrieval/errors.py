@@ -21,3 +21,11 @@ class StoreUnavailableError(RetrievalError):
 
 class QueryError(RetrievalError):
     """The question cannot be searched as given (empty, too long)."""
+
+
+class RerankerError(RetrievalError):
+    """A configured reranker cannot be used (no model path, or its weights do not load)."""
+
+
+class IndexBusyError(RetrievalError):
+    """Another ingest holds the index lock."""

@@ -7,6 +7,9 @@ reappears under a new id (a moved page) reuses its stored vector. Vectors are
 written batch by batch, so an interrupted run keeps its progress and the next
 run converges to exactly the content: ids are primary keys, so there are no
 duplicates, and whatever is not in the content is deleted.
+
+A run with nothing to embed never loads the model: the embedder is checked by
+id against the manifest, and its dimension against the first vector it makes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ingest.corpus import Corpus
 from ingest.documents import Chunk
 
 from .embedder import Embedder
+from .errors import IndexMismatchError
 from .store import ChromaStore, Manifest, chunk_metadata
 
 EMBED_BATCH = 64
@@ -59,8 +63,38 @@ class IndexReport:
             f"time: {self.seconds:.2f}s ({self.embed_seconds:.2f}s embedding)"
             + (" — full rebuild" if self.full_rebuild else ""),
         ]
-        lines.extend(f"FAILED {failure}" for failure in self.failures)
+        lines.extend(f"FAILED {failure} (its previously indexed chunks were kept)" for failure in self.failures)
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a build must write: the pure result of diffing the corpus against the stored index."""
+
+    embed: tuple[Chunk, ...]
+    reuse: tuple[tuple[Chunk, str], ...]  # (chunk, stored id whose vector it takes)
+    update: tuple[Chunk, ...]
+    delete: tuple[str, ...]
+
+
+def plan_sync(chunks: Sequence[Chunk], existing: dict[str, tuple[str, dict[str, Any]]], keep: set[str]) -> Plan:
+    """Diff wanted chunks against stored (id → (hash, metadata)); ids in `keep` are never deleted."""
+    wanted = {chunk.id for chunk in chunks}
+    delete = sorted(set(existing) - wanted - keep)
+    vector_of = {existing[cid][0]: cid for cid in delete}  # hash → a stale id holding that text's vector
+    embed: list[Chunk] = []
+    reuse: list[tuple[Chunk, str]] = []
+    update: list[Chunk] = []
+    for chunk in chunks:
+        stored = existing.get(chunk.id)
+        if stored is not None and stored[0] == chunk.hash:
+            if stored[1] != chunk_metadata(chunk):
+                update.append(chunk)
+        elif chunk.hash in vector_of:
+            reuse.append((chunk, vector_of[chunk.hash]))
+        else:
+            embed.append(chunk)
+    return Plan(tuple(embed), tuple(reuse), tuple(update), tuple(delete))
 
 
 def sync_index(
@@ -74,82 +108,92 @@ def sync_index(
     """Make the index equal the corpus (except pages that failed to parse, which keep their old chunks)."""
     started = time.perf_counter()
     report = IndexReport(full_rebuild=full)
+    current = store.manifest()
+    if current is not None and not full:
+        current.check_embedder(embedder.id)
+    dimension = current.dimension if current is not None and not full else embedder.dimension
     manifest = Manifest(
-        embedder=embedder.id, dimension=embedder.dimension, content_root=str(corpus.root), site=corpus.site.fingerprint
+        embedder=embedder.id, dimension=dimension, content_root=str(corpus.root), site=corpus.site.fingerprint
     )
-    writer = store.open_for_write(manifest, fresh=full)
-    existing = writer.existing()
+    previous = _stored(store) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
+    kept = {cid for cid, (_, meta) in previous.items() if meta.get("source") in failed_sources}
     report.pages_failed = len(failed_sources)
     report.failures = [str(failure) for failure in corpus.failures]
 
+    writer = store.open_for_write(manifest, fresh=full)
+    existing = {} if writer.is_fresh else previous
     chunks = corpus.chunks()
-    wanted = {chunk.id: chunk for chunk in chunks}
-    kept_from_failed = {cid for cid, (_, meta) in existing.items() if meta.get("source") in failed_sources}
-    _count_pages(report, corpus, chunks, existing, failed_sources)
+    carry = kept - {chunk.id for chunk in chunks}
+    if writer.is_fresh and carry:  # a fresh collection must carry the failed pages' chunks over, re-embedded
+        chunks = chunks + store.chunks(ids=sorted(carry))
+    plan = plan_sync(chunks, existing, kept)
+    _count_pages(report, corpus, chunks, previous, failed_sources, plan)
 
-    to_embed: list[Chunk] = []
-    to_update: list[Chunk] = []
-    for chunk in chunks:
-        stored = existing.get(chunk.id)
-        if stored is None or stored[0] != chunk.hash:
-            to_embed.append(chunk)
-        elif _metadata_changed(stored[1], chunk):
-            to_update.append(chunk)
-    stale = sorted(set(existing) - set(wanted) - kept_from_failed)
+    if plan.reuse:
+        writer.upsert([chunk for chunk, _ in plan.reuse], store.vectors([cid for _, cid in plan.reuse]))
+        report.chunks_reused = len(plan.reuse)
 
-    reusable = {meta["hash"]: cid for cid, (_, meta) in existing.items() if cid in set(stale)}
-    reuse = [c for c in to_embed if c.hash in reusable]
-    if reuse:
-        vectors = store.vectors([reusable[c.hash] for c in reuse])
-        writer.upsert(reuse, vectors)
-        report.chunks_reused = len(reuse)
-        to_embed = [c for c in to_embed if c.hash not in reusable]
-
-    tick = progress(len(to_embed)) if progress and to_embed else None
+    tick = progress(len(plan.embed)) if progress and plan.embed else None
     embed_started = time.perf_counter()
-    for start in range(0, len(to_embed), EMBED_BATCH):
-        batch = to_embed[start : start + EMBED_BATCH]
-        writer.upsert(batch, embedder.embed([c.embedding_text for c in batch]))
+    for start in range(0, len(plan.embed), EMBED_BATCH):
+        batch = plan.embed[start : start + EMBED_BATCH]
+        vectors = embedder.embed([c.embedding_text for c in batch])
+        _check_vectors(vectors, len(batch), manifest)
+        writer.upsert(batch, vectors)
         report.chunks_embedded += len(batch)
         if tick:
             tick(len(batch))
     report.embed_seconds = round(time.perf_counter() - embed_started, 3)
 
-    writer.update_metadata(to_update)
-    report.chunks_updated = len(to_update)
-    writer.delete(stale)
-    report.chunks_deleted = len(stale)
+    writer.update_metadata(plan.update)
+    report.chunks_updated = len(plan.update)
+    writer.delete(plan.delete)
+    report.chunks_deleted = len(plan.delete)
     writer.commit()
     report.chunks_total = store.count()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
 
-def _metadata_changed(stored: dict[str, Any], chunk: Chunk) -> bool:
-    fresh = chunk_metadata(chunk)
-    return any(stored.get(key) != value for key, value in fresh.items()) or any(
-        key.startswith("acl_") and value and key not in fresh for key, value in stored.items()
-    )
+def _stored(store: ChromaStore) -> dict[str, tuple[str, dict[str, Any]]]:
+    try:
+        return store.hashes()
+    except IndexMismatchError:  # the live collection is gone; only a full rebuild gets here (open_for_write)
+        return {}
+
+
+def _check_vectors(vectors: Sequence[Sequence[float]], expected: int, manifest: Manifest) -> None:
+    """The dimension check a no-op run skips: the first vectors made must fit the index."""
+    if len(vectors) != expected:
+        raise ValueError(f"embedder returned {len(vectors)} vectors for {expected} texts")
+    for vector in vectors[:1]:
+        if len(vector) != manifest.dimension:
+            raise IndexMismatchError(
+                f"index holds {manifest.dimension}-dim vectors but embedder {manifest.embedder!r} makes "
+                f"{len(vector)}-dim ones; run `make ingest FULL=1` to rebuild"
+            )
 
 
 def _count_pages(
     report: IndexReport,
     corpus: Corpus,
     chunks: Sequence[Chunk],
-    existing: dict[str, tuple[str, dict[str, Any]]],
+    previous: dict[str, tuple[str, dict[str, Any]]],
     failed_sources: set[str],
+    plan: Plan,
 ) -> None:
     before: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for cid, (digest, meta) in existing.items():
+    for cid, (digest, meta) in previous.items():
         before[meta.get("source", "")].add((cid, digest))
     after: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for chunk in chunks:
         after[chunk.source].add((chunk.id, chunk.hash))
+    touched = {chunk.source for chunk in plan.update}
     for page in corpus.pages:
         if page.source not in before:
             report.pages_added += 1
-        elif before[page.source] == after[page.source]:
+        elif before[page.source] == after[page.source] and page.source not in touched:
             report.pages_unchanged += 1
         else:
             report.pages_changed += 1

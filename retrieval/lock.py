@@ -8,11 +8,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import RetrievalError
+from .errors import IndexBusyError
 
-
-class IndexBusyError(RetrievalError):
-    """Another ingest holds the index lock."""
+__all__ = ["IndexBusyError", "index_lock"]
 
 
 @contextmanager

@@ -6,7 +6,8 @@ from ingest.settings import Settings
 
 from .embedder import SentenceTransformerEmbedder
 from .models import DEFAULT_MODEL_NAME, resolve_model
-from .search import DenseRetriever
+from .rerank import CrossEncoderReranker, Reranker, SignalReranker
+from .search import HybridRetriever
 from .store import ChromaStore
 
 
@@ -24,11 +25,17 @@ def open_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(location, model_id=model_id)
 
 
-def open_retriever(settings: Settings, store: ChromaStore | None = None, embedder: SentenceTransformerEmbedder | None = None) -> DenseRetriever:
+def open_retriever(settings: Settings, store: ChromaStore | None = None, embedder: SentenceTransformerEmbedder | None = None) -> HybridRetriever:
     """The retriever, refusing to read an index built by another embedder."""
     store = store or open_store(settings)
     embedder = embedder or open_embedder(settings)
     manifest = store.manifest()
     if manifest is not None:
         manifest.check(embedder.id, embedder.dimension)
-    return DenseRetriever(store, embedder)
+    return HybridRetriever(store, embedder, reranker=open_reranker(settings))
+
+
+def open_reranker(settings: Settings) -> Reranker:
+    """The cross-encoder when the site configures one (`rerank_model`), else the offline signal reranker."""
+    model_path = getattr(settings, "rerank_model", "") or ""
+    return CrossEncoderReranker(model_path) if model_path else SignalReranker()

@@ -28,6 +28,7 @@ from .errors import IndexMismatchError, StoreUnavailableError
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
 _BATCH = 256
+_BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what open_for_write appends to the store name
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,14 @@ class Manifest:
     format: int = INDEX_FORMAT
     content_root: str = ""
     site: str = ""
+
+    def check_embedder(self, embedder: str) -> None:
+        """Raise when this index was built by another embedder (needs no model load: ids only)."""
+        if self.embedder != embedder:
+            raise IndexMismatchError(
+                f"index was built with embedder {self.embedder!r} but {embedder!r} is configured; "
+                "run `make ingest FULL=1` to rebuild"
+            )
 
     def check(self, embedder: str, dimension: int) -> None:
         """Raise when this index cannot be read with the given embedder."""
@@ -187,8 +196,7 @@ class ChromaStore:
 
     def _pointer(self) -> Any:
         client = self._connect()
-        names = self._call("list collections", lambda: [c.name for c in client.list_collections()])
-        if self._pointer_name not in names:
+        if self._pointer_name not in self.collections():
             return None
         return self._call("open pointer", client.get_collection, self._pointer_name, embedding_function=None)
 
@@ -199,6 +207,11 @@ class ChromaStore:
             return None
         name = (pointer.metadata or {}).get("collection")
         if self._collection is None or self._collection_name != name:
+            if name not in self.collections():
+                raise IndexMismatchError(
+                    f"the index pointer {self._pointer_name!r} names collection {name!r}, which does not exist "
+                    f"in Chroma at {self.location}; run `make ingest FULL=1` to rebuild"
+                )
             self._collection = self._call("open collection", self._connect().get_collection, name, embedding_function=None)
             self._collection_name = name
         return self._collection
@@ -241,18 +254,25 @@ class ChromaStore:
         else:
             self._call("move pointer", old.modify, metadata=meta)
         self._collection = None
-        if old_name and old_name != collection_name:
+        if old_name and old_name != collection_name and old_name in self.collections():
             self._call("drop old collection", client.delete_collection, old_name)
         self._drop_orphans(keep=collection_name)
+
+    def _is_build(self, name: str) -> bool:
+        """True for a chunk collection of this store (not one of another store whose name shares a prefix)."""
+        return name.startswith(self._name) and bool(_BUILD_SUFFIX.fullmatch(name[len(self._name) :]))
 
     def _drop_orphans(self, keep: str) -> None:
         """Delete collections left by rebuilds that died before switching over."""
         client = self._connect()
-        prefix = f"{self._name}-"
-        for collection in self._call("list collections", client.list_collections):
-            name = collection.name
-            if name.startswith(prefix) and name not in (keep, self._pointer_name):
+        for name in self.collections():
+            if self._is_build(name) and name != keep:
                 self._call("drop orphan", client.delete_collection, name)
+
+    def collections(self) -> list[str]:
+        """Names of every collection in this Chroma (for checking that no rebuild left orphans)."""
+        client = self._connect()
+        return sorted(self._call("list collections", lambda: [c.name for c in client.list_collections()]))
 
     # -- reads --------------------------------------------------------------
 
@@ -333,6 +353,9 @@ class StoreWriter:
         return self._store.hashes()
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        """Write chunks with their vectors, replacing whatever was stored under the same ids."""
+        if len(chunks) != len(vectors):
+            raise ValueError(f"upsert needs one vector per chunk, got {len(chunks)} chunks and {len(vectors)} vectors")
         for start in range(0, len(chunks), _BATCH):
             batch = chunks[start : start + _BATCH]
             self._store._call(
@@ -341,28 +364,35 @@ class StoreWriter:
                 ids=[c.id for c in batch],
                 embeddings=[list(v) for v in vectors[start : start + _BATCH]],
                 documents=[c.text for c in batch],
-                metadatas=[chunk_metadata(c) for c in batch],
+                metadatas=self._replacing(batch),
             )
 
     def update_metadata(self, chunks: Sequence[Chunk]) -> None:
-        """New metadata for chunks whose text (and so vector) is unchanged.
-
-        Chroma merges metadata on update, so ACL keys a chunk lost are set to False.
-        """
+        """New metadata for chunks whose text and vector are unchanged (moved lines, new access)."""
         for start in range(0, len(chunks), _BATCH):
             batch = chunks[start : start + _BATCH]
-            stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
-            old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
-            metas = []
-            for chunk in batch:
-                meta = chunk_metadata(chunk)
-                for key in old.get(chunk.id, {}):
-                    if key.startswith(_ACL_PREFIX) and key not in meta:
-                        meta[key] = False
-                metas.append(meta)
             self._store._call(
-                "update", self._collection.update, ids=[c.id for c in batch], documents=[c.text for c in batch], metadatas=metas
+                "update",
+                self._collection.update,
+                ids=[c.id for c in batch],
+                metadatas=self._replacing(batch),  # no documents: Chroma would try to re-embed them
             )
+
+    def _replacing(self, batch: Sequence[Chunk]) -> list[dict[str, Any]]:
+        """Metadata that replaces the stored record instead of merging into it.
+
+        Chroma merges metadata on upsert and update, so a key the chunk no
+        longer has (an `acl_<group>` of a group that lost access) would survive
+        and keep matching the access filter; sending None deletes it.
+        """
+        stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
+        old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
+        metas = []
+        for chunk in batch:
+            meta: dict[str, Any] = chunk_metadata(chunk)
+            meta.update({key: None for key in (old.get(chunk.id) or {}) if key not in meta})
+            metas.append(meta)
+        return metas
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), _BATCH):

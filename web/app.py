@@ -1,9 +1,9 @@
-"""The web app: chat page, JSON API, docs viewer and audit view (starlette + jinja2 + htmx).
+"""The web app: chat page, streamed answers, JSON API, docs viewer and audit view (starlette + jinja2 + htmx).
 
-`create_app(settings, *, answerer=None, store=None)` wires dependencies so
-tests inject their own; the real ones are built lazily on first use and kept
-warm for the life of the process. Viewer identity comes only from the
-configured mechanism (a trusted proxy header when IDENTITY_HEADER is set),
+`create_app(settings, *, answerer=None, store=None, corpus=None)` wires
+dependencies so tests inject their own; the real ones are built lazily on first
+use and kept warm for the life of the process. Viewer identity comes only from
+the configured mechanism (a trusted proxy header when IDENTITY_HEADER is set),
 never from anything a visitor can choose.
 """
 
@@ -11,39 +11,56 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
+import uuid
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
 from ingest.corpus import Corpus, load_corpus
+from ingest.documents import PUBLIC, Chunk
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 from retrieval.viewer import Viewer
 
+from . import render
+from .audit_view import attempts
+from .docsearch import search_docs
 from .questions import QuestionError, read_question
+from .stream import sse
+from .thread import TurnCache
 
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
+MAX_SUGGESTIONS = 4
+_QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
+UNAVAILABLE = "The docs index is unavailable right now. Please try again in a moment."
 
 
 class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any) -> None:
+    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
         self.settings = settings
         self._answerer = answerer
         self._store = store
-        self._corpus: Corpus | None = None
+        self._corpus = corpus
+        self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
+        self.turns = TurnCache()
 
     @property
     def answerer(self) -> Answerer:
@@ -69,8 +86,20 @@ class Services:
         return self._corpus
 
     @property
+    def chunks(self) -> list[Chunk]:
+        if self._chunks is None:
+            self._chunks = self.corpus.chunks()
+        return self._chunks
+
+    @property
     def audit(self) -> Any:
         return getattr(self.answerer, "audit", None)
+
+    def suggestions(self) -> list[str]:
+        """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
+        found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
+                 if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
+        return found[:MAX_SUGGESTIONS]
 
 
 def viewer_for(request: Request) -> Viewer:
@@ -81,16 +110,23 @@ def viewer_for(request: Request) -> Viewer:
     return Viewer.of(request.headers.get(header, "").split(","))
 
 
-def create_app(settings: Settings, *, answerer: Answerer | None = None, store: Any = None) -> Starlette:
+def create_app(
+    settings: Settings, *, answerer: Answerer | None = None, store: Any = None, corpus: Corpus | None = None
+) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals["excerpt"] = excerpt
-    services = Services(settings, answerer, store)
+    templates.env.filters["inline_code"] = render.inline_code
+    services = Services(settings, answerer, store, corpus)
+    policy = settings.unverified_policy
 
-    def site() -> Any:
-        return services.corpus.site
+    def base(request: Request) -> dict[str, Any]:
+        return {"site": services.corpus.site, "staff": settings.staff_group in viewer_for(request).groups}
+
+    def view(answer: Any, tid: str | None = None) -> render.TurnView:
+        return render.turn_view(answer, services.corpus.site, tid or answer.id, policy)
 
     async def index(request: Request) -> Response:
-        return templates.TemplateResponse(request, "index.html", {"site": site(), "turns": []})
+        return templates.TemplateResponse(request, "index.html", base(request) | {
+            "turns": [], "suggestions": services.suggestions()})
 
     async def ask(request: Request) -> Response:
         form = await request.form()
@@ -98,11 +134,55 @@ def create_app(settings: Settings, *, answerer: Answerer | None = None, store: A
             question = read_question(form.get("question"))
         except QuestionError as exc:
             return _error_fragment(request, templates, str(exc), 400)
-        answer = await _answer(services, question, viewer_for(request))
-        context = {"site": site(), "answer": answer, "question": question}
+        viewer = viewer_for(request)
         if request.headers.get("HX-Request"):
-            return templates.TemplateResponse(request, "_turn.html", context)
-        return templates.TemplateResponse(request, "index.html", context | {"turns": [answer]})
+            tid = uuid.uuid4().hex[:12]
+            url = "/ask/stream?" + urlencode({"question": question, "turn": tid})
+            return templates.TemplateResponse(request, "_pending.html", {"tid": tid, "question": question, "stream_url": url})
+        answer = await _answer(services, question, viewer)
+        services.turns.put(answer)
+        earlier = services.turns.thread([str(i) for i in form.getlist("thread")], viewer)
+        turns = [view(a) for a in earlier if a.id != answer.id] + [view(answer)]
+        return templates.TemplateResponse(request, "index.html", base(request) | {"turns": turns, "suggestions": []})
+
+    async def ask_stream(request: Request) -> Response:
+        context = base(request)
+        tid = render.turn_id(request.query_params.get("turn"), uuid.uuid4().hex[:12])
+
+        def fragment(name: str, **extra: Any) -> str:
+            return templates.get_template(name).render(context | extra)
+
+        async def events() -> AsyncIterator[str]:
+            if request.headers.get("last-event-id"):  # a reconnect: the answer was cut off; never replay a question
+                yield sse("done", fragment("_error.html", message="The connection dropped. Please ask again."), 1)
+                return
+            try:
+                question = read_question(request.query_params.get("question"))
+                answerer = await asyncio.to_thread(lambda: services.answerer)
+                rset, number, claims = None, 0, 0
+                async for event in iterate_in_threadpool(answerer.events(question, viewer_for(request))):
+                    number += 1
+                    if event.kind == "retrieved":
+                        rset = event.retrieval
+                        yield sse("retrieved", fragment("_looked_at.html", looked=render.looked_at(rset)), number)
+                    elif event.kind == "claim" and rset is not None:
+                        claims += 1
+                        claim = render.claim_view(event.claim, rset, context["site"], tid, claims)
+                        yield sse("claim", fragment("_claim.html", claim=claim), number)
+                    elif event.kind == "done":
+                        services.turns.put(event.answer)
+                        yield sse("done", fragment("_turn.html", view=view(event.answer, tid)), number)
+            except QuestionError as exc:
+                yield sse("done", fragment("_error.html", message=str(exc)), 1)
+            except (StoreUnavailableError, IndexMismatchError) as exc:
+                log.error("service unavailable: %s", exc)
+                yield sse("done", fragment("_error.html", message=UNAVAILABLE), 1)
+            except Exception:
+                log.exception("streaming answer failed")
+                yield sse("done", fragment("_error.html", message="Something went wrong; it has been logged."), 1)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def api_ask(request: Request) -> Response:
         try:
@@ -123,33 +203,55 @@ def create_app(settings: Settings, *, answerer: Answerer | None = None, store: A
     async def docs(request: Request) -> Response:
         from ingest.parser import render_html
 
-        slug = request.path_params["path"].strip("/") or "index"
+        slug = request.path_params.get("path", "").strip("/") or "index"
         page = services.corpus.page(slug)
         if page is None or not viewer_for(request).may_read(page.access):
             raise HTTPException(404, f"no page at /docs/{slug}")
-        body = render_html(page, link_base=settings_base(site().base_url))
-        return templates.TemplateResponse(request, "doc.html", {"site": site(), "page": page, "body": body})
+        body = render_html(page, link_base=settings_base(services.corpus.site.base_url))
+        return templates.TemplateResponse(request, "doc.html", base(request) | {"page": page, "body": body})
+
+    async def docs_search(request: Request) -> Response:
+        query = " ".join(str(request.query_params.get("q", "")).split())[:200]
+        results = search_docs(services.chunks, query, viewer_for(request)) if query else []
+        return templates.TemplateResponse(request, "search.html", base(request) | {"query": query, "results": results})
+
+    def require_staff(request: Request) -> None:
+        if settings.staff_group not in viewer_for(request).groups:
+            raise HTTPException(403, "the audit view is for support staff")
+
+    async def answers(request: Request) -> Response:
+        require_staff(request)
+        text = " ".join(str(request.query_params.get("q", "")).split())[:200]
+        state = request.query_params.get("state", "")
+        state = state if state in ("answered", "refused", "unverified") else ""
+        audit = services.audit
+        rows = await asyncio.to_thread(audit.search, text, state, 100) if audit else []
+        rows = [r | {"when": _when(r["created"])} for r in rows]
+        return templates.TemplateResponse(request, "audit_search.html", base(request) | {
+            "rows": rows, "text": text, "state": state})
 
     async def answer_view(request: Request) -> Response:
-        viewer = viewer_for(request)
-        if settings.staff_group not in viewer.groups:
-            raise HTTPException(403, "the audit view is for support staff")
+        require_staff(request)
         audit = services.audit
-        record = audit.get(request.path_params["answer_id"]) if audit else None
+        record = await asyncio.to_thread(audit.get, request.path_params["answer_id"]) if audit else None
         if record is None:
             raise HTTPException(404, "no such answer")
         from answer.services import changed_sources
 
-        record["changed_since"] = changed_sources(services.store, record)
-        return templates.TemplateResponse(request, "audit.html", {"site": site(), "record": record})
+        record["changed_since"] = await asyncio.to_thread(changed_sources, services.store, record)
+        return templates.TemplateResponse(request, "audit.html", base(request) | {
+            "record": record, "attempts": attempts(record), "created": _when(record.get("created", 0))})
 
     routes = [
         Route("/", index),
         Route("/ask", ask, methods=["POST"]),
+        Route("/ask/stream", ask_stream),
         Route("/api/ask", api_ask, methods=["POST"]),
         Route("/healthz", healthz),
+        Route("/docs/search", docs_search),
         Route("/docs/{path:path}", docs),
         Route("/docs", docs),
+        Route("/answers", answers),
         Route("/answers/{answer_id}", answer_view),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -161,37 +263,29 @@ def create_app(settings: Settings, *, answerer: Answerer | None = None, store: A
     return app
 
 
-def excerpt(answer: Any, citation: Any, width: int = 160) -> tuple[str, str, str]:
-    """(text before, quote, text after) of a citation inside its chunk, for the hover card."""
-    hit = answer.retrieval.get(citation.handle)
-    if hit is None:  # cannot happen for a verified citation; show the quote alone rather than guess
-        return "", citation.quote, ""
-    text = hit.chunk.text
-    before = text[max(0, citation.start - width) : citation.start]
-    after = text[citation.end : citation.end + width]
-    return ("…" if citation.start > width else "") + before, text[citation.start : citation.end], after + (
-        "…" if citation.end + width < len(text) else "")
-
-
 def settings_base(base_url: str) -> str:
     """Where the viewer's own links point: the local /docs viewer unless the site is external."""
     return base_url if not base_url.startswith(("http://", "https://")) else "/docs"
 
 
+def _when(created: float) -> str:
+    return datetime.fromtimestamp(created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
+
+
 async def _answer(services: Services, question: str, viewer: Viewer) -> Any:
-    return await asyncio.to_thread(services.answerer.ask, question, viewer)
+    return await asyncio.to_thread(lambda: services.answerer.ask(question, viewer))
 
 
 def _error_fragment(request: Request, templates: Jinja2Templates, message: str, status: int) -> Response:
-    return templates.TemplateResponse(request, "_error.html", {"message": message}, status_code=status)
+    full = not request.headers.get("HX-Request")
+    return templates.TemplateResponse(request, "_error.html", {"message": message, "full": full}, status_code=status)
 
 
 async def _unavailable(request: Request, exc: Exception) -> Response:
     log.error("service unavailable: %s", exc)
-    message = "The docs index is unavailable right now. Please try again in a moment."
     if request.url.path.startswith("/api/") or request.url.path == "/healthz":
-        return JSONResponse({"error": message}, status_code=503)
-    return HTMLResponse(f'<div class="error" role="alert">{message}</div>', status_code=503)
+        return JSONResponse({"error": UNAVAILABLE}, status_code=503)
+    return HTMLResponse(f'<div class="error" role="alert">{UNAVAILABLE}</div>', status_code=503)
 
 
 async def _bad_question(request: Request, exc: Exception) -> Response:

@@ -72,3 +72,63 @@ def test_extractive_generator_quotes_itself_and_refuses_off_topic():
     assert answer.state == "answered"
     assert all(c.citations[0].quote == c.text for c in answer.claims)
     assert service.ask("What is the capital of France?", Viewer.anonymous()).state == "refused"
+
+
+def test_refuse_policy_turns_unverified_into_a_refusal_with_text_kept_for_the_audit():
+    embedder = HashEmbedder()
+    service = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0),
+                       ScriptedGenerator(PHANTOM, PHANTOM), unverified_policy="refuse")
+    answer = service.ask("refund window?", Viewer.anonymous())
+    assert (answer.state, answer.claims, answer.degraded) == ("refused", (), True)
+    assert answer.hidden
+
+
+class DownGenerator:
+    """A generator whose model cannot be reached (its transport retries already spent)."""
+
+    name = "down"
+
+    def __init__(self):
+        self.calls = []
+
+    def draft(self, question, rset, *, feedback=()):
+        from answer.errors import GeneratorError
+
+        self.calls.append(tuple(feedback))
+        raise GeneratorError("model m failed after 3 attempt(s): Timeout")
+
+
+def test_unreachable_model_is_unverified_not_a_false_refusal_and_not_retried():
+    generator = DownGenerator()
+    answer = answerer(generator).ask("refund window?", Viewer.anonymous())
+    assert (answer.state, answer.degraded) == ("unverified", True)
+    assert generator.calls == [()]
+    assert "Timeout" in answer.drafts[0]["error"]
+
+
+# --- agent-style callers: the same contract per tool result ----------------------------------------------
+
+def test_agent_tool_result_is_verified_against_that_retrieval_set():
+    from answer.agent import ground_tool_result
+    from retrieval.search import renumber
+
+    viewer = Viewer.anonymous()
+    rset = renumber("refund window?", viewer, [(REFUNDS, 1.0)])
+    verified = ground_tool_result(rset, GOOD, viewer)
+    assert [c.citations[0].chunk_id for c in verified.shown] == [REFUNDS.id]
+    phantom = ground_tool_result(rset, json.loads(PHANTOM), viewer)  # decoded drafts are accepted too
+    assert phantom.shown == () and any("c7 does not exist" in p for p in phantom.problems)
+    broken = ground_tool_result(rset, "{not json", viewer)
+    assert broken.shown == () and "could not be used" in broken.problems[0]
+
+
+def test_agent_cannot_widen_access_beyond_the_tool_results_viewer():
+    from answer.agent import ground_tool_result
+    from retrieval.search import renumber
+
+    secret = make_chunk("internal/x", "y", "Staff may extend refunds to 60 days on request.", access=("staff",))
+    staff = Viewer.of(["staff"])
+    rset = renumber("q", Viewer.anonymous(), [(secret, 1.0)])  # retrieved for an anonymous reader
+    draft = {"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": secret.text}], "claim": secret.text}]}
+    assert ground_tool_result(rset, draft, staff).shown == ()
+    assert ground_tool_result(renumber("q", staff, [(secret, 1.0)]), draft, staff).shown

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from answer.draft import parse_draft
-from answer.normalize import find_quote
-from answer.verify import verify
+from answer.draft import Draft, DraftClaim, Quote, parse_draft
+from answer.normalize import find_quote, normalize_quote
+from answer.support import UNSUPPORTED, DeterministicChecker
+from answer.verify import MIN_QUOTE_CHARS, verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
@@ -136,3 +139,57 @@ def test_malformed_json_is_a_format_error():
     for reply in ("", "I think the answer is 14 days.", '{"claims": [{"claim": 3}]}', "{not json"):
         with pytest.raises(DraftFormatError):
             parse_draft(reply)
+
+
+# --- property: whatever a generator proposes, every citation that survives is sound -------------------------
+
+WORDS = ["refunds", "are", "available", "within", "14", "days", "not", "the", "payload", "is", "256", "KB",
+         "`FD-4131`", "**never**", "“quoted”", "retry—backoff", "[link](http://x)", "forever", "\n", "  ", "é", "ﬁle"]
+ACCESS = [("public",), ("staff",), ("public", "staff"), ("partners",)]
+
+
+@st.composite
+def scenario(draw):
+    count = draw(st.integers(1, 5))
+    chunks = [
+        make_chunk(f"p/{n}", f"a{n}", " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=3, max_size=30))),
+                   access=draw(st.sampled_from(ACCESS)))
+        for n in range(count)
+    ]
+    viewer = Viewer.of(draw(st.lists(st.sampled_from(["staff", "partners"]), max_size=2)))
+    retrieved = renumber("q", viewer, [(c, 1.0) for c in chunks])  # leaky on purpose: restricted chunks included
+    handles = [*retrieved.handles, "c0", "c99", "C1", " c1", chunks[0].id, ""]
+
+    def quote() -> str:
+        source = draw(st.sampled_from(chunks)).text
+        if draw(st.booleans()):
+            start = draw(st.integers(0, len(source)))
+            return source[start : draw(st.integers(start, len(source)))]
+        return draw(st.one_of(st.text(max_size=40), st.sampled_from(WORDS)))
+
+    claims = []
+    for _ in range(draw(st.integers(0, 4))):
+        quotes = tuple(Quote(draw(st.sampled_from(handles)), quote()) for _ in range(draw(st.integers(1, 3))))
+        text = draw(st.one_of(st.just(quotes[0].text), st.text(max_size=60), st.sampled_from(WORDS)))
+        claims.append(DraftClaim(quotes, text))
+    return Draft(refused=draw(st.booleans()), claims=tuple(claims)), retrieved, viewer
+
+
+@settings(max_examples=200, deadline=None)
+@given(scenario())
+def test_every_surviving_citation_resolves_matches_and_is_readable(case):
+    draft_, retrieved, viewer = case
+    result = verify(draft_, retrieved, viewer)
+    for claim in result.claims:
+        assert claim.citations
+        for citation in claim.citations:
+            hit = retrieved.get(citation.handle)
+            assert hit is not None and hit.chunk.id == citation.chunk_id
+            assert hit.chunk.text[citation.start : citation.end] == citation.quote
+            assert viewer.may_read(hit.chunk.access)
+            assert (citation.hash, citation.doc_version) == (hit.chunk.hash, hit.chunk.doc_version)
+            assert len(normalize_quote(citation.quote)) >= MIN_QUOTE_CHARS
+    for claim in result.shown:
+        assert claim.status != UNSUPPORTED
+        assert DeterministicChecker().check(claim.text, [c.quote for c in claim.citations]).status != UNSUPPORTED
+    assert len(result.claims) + len(result.dropped_claims) == len(draft_.claims)

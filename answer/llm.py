@@ -1,0 +1,144 @@
+"""`LiteLLMGenerator`: any litellm model (OpenAI, Anthropic, Ollama, a local OpenAI-compatible server).
+
+litellm is imported here only, lazily (it costs seconds to import), with the
+local cost map so import never reaches for the network. The model is asked
+for JSON-schema structured output; a provider that rejects `response_format`
+is asked again (and from then on) with the JSON-in-text contract of the
+prompt alone. Transport failures (timeouts, connection errors, 429, 5xx) are
+retried with bounded backoff and then raised as `GeneratorError`; a reply
+that is not a well-formed draft is a `DraftFormatError`, which the pipeline
+treats as a failed verification.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from retrieval.search import RetrievalSet
+
+from .draft import DRAFT_SCHEMA, Draft, parse_draft
+from .errors import DraftFormatError, GeneratorError
+from .prompt import DEFAULT_BUDGET_TOKENS, build_prompt
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 8.0
+
+
+def import_litellm() -> Any:
+    """litellm, imported on first use with the offline cost map."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def is_transient(exc: BaseException, litellm: Any) -> bool:
+    """Worth retrying: the request may succeed unchanged a moment later."""
+    transient = (
+        litellm.Timeout, litellm.APIConnectionError, litellm.RateLimitError,
+        litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.BadGatewayError,
+    )
+    if isinstance(exc, transient):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(exc, litellm.APIError) and isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def rejects_response_format(exc: BaseException, litellm: Any) -> bool:
+    """A 400-class refusal that is about the request shape, not the prompt size or content policy."""
+    if isinstance(exc, (litellm.ContextWindowExceededError, litellm.ContentPolicyViolationError)):
+        return False
+    return isinstance(exc, (litellm.BadRequestError, litellm.UnsupportedParamsError, litellm.UnprocessableEntityError))
+
+
+class LiteLLMGenerator:
+    """Drafts through litellm under the quote-first contract of `answer.prompt`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30,
+        max_retries: int = 2,
+        structured: bool = True,
+        backoff: float = 0.5,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        temperature: float = 0.0,
+    ) -> None:
+        if not model:
+            raise ValueError("LiteLLMGenerator needs a litellm model string, got ''")
+        self.model = model
+        self.name = f"litellm:{model}"
+        self.api_base = api_base
+        self.api_key = api_key
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.structured = structured
+        self.backoff = backoff
+        self.budget_tokens = budget_tokens
+        self.temperature = temperature
+
+    def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
+        prompt = build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens)
+        text = self.complete(prompt.as_list())
+        return parse_draft(text)  # DraftFormatError carries the raw text for the audit
+
+    def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
+        """The model's reply text; structured output first, JSON-in-text if the provider refuses it."""
+        litellm = import_litellm()
+        if self.structured:
+            try:
+                return self._call(litellm, messages, structured={"name": name, "schema": schema, "strict": True})
+            except GeneratorError as exc:
+                if not rejects_response_format(exc.__cause__, litellm):
+                    raise
+                log.warning("%s rejected response_format (%s); using JSON-in-text from now on", self.model, exc)
+                self.structured = False
+        return self._call(litellm, messages, structured=None)
+
+    def _call(self, litellm: Any, messages: list[dict[str, str]], *, structured: dict[str, Any] | None) -> str:
+        kwargs: dict[str, Any] = {
+            "model": self.model, "messages": messages, "timeout": self.timeout,
+            "temperature": self.temperature, "max_retries": 0,  # retries are ours, bounded and logged
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        if structured:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": structured}
+        attempt = 0
+        while True:
+            try:
+                response = litellm.completion(**kwargs)
+                break
+            except Exception as exc:  # noqa: BLE001 - every provider error is classified here, at the adapter edge
+                if is_transient(exc, litellm) and attempt < self.max_retries:
+                    delay = min(MAX_BACKOFF_SECONDS, self.backoff * 2**attempt)
+                    log.warning("%s: %s; retry %d/%d in %.1fs", self.model, type(exc).__name__, attempt + 1, self.max_retries, delay)
+                    time.sleep(delay)
+                    attempt += 1
+                    continue
+                raise GeneratorError(
+                    f"model {self.model} failed after {attempt + 1} attempt(s): {type(exc).__name__}: {str(exc)[:200]}"
+                ) from exc
+        return _reply_text(response)
+
+
+def _reply_text(response: Any) -> str:
+    """The first choice's text; an empty or missing reply is a format error, not a crash."""
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise DraftFormatError(f"the model reply has no message content: {str(response)[:120]!r}") from exc
+    if not isinstance(content, str) or not content.strip():
+        raise DraftFormatError(f"the model returned an empty reply: {content!r}", raw=content or "")
+    return content

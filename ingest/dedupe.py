@@ -1,0 +1,88 @@
+"""Near-duplicate chunks: shared partials and boilerplate repeated across pages.
+
+If the same paragraph sits on five pages, retrieval returns five copies and the
+answer cites whichever won, so one claim gets different citations from one
+request to the next. We keep one canonical chunk (the first in sorted source
+order) and record the others against it.
+
+Two chunks are duplicates when their normalized word 3-shingles overlap with
+Jaccard >= `THRESHOLD` *and* they state the same numbers and negations (a
+copied section that says 30 days where the other says 14 is a different claim,
+not a duplicate), a reader of the duplicate may read the canonical chunk, and
+the pages do not declare different versions. Very short chunks ("Yes.") are
+never merged: their meaning lives in the heading.
+Candidates come from prefix filtering (rarest shingles first), so the check
+is exact without comparing every pair.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+
+from .documents import Chunk
+
+THRESHOLD = 0.9
+MIN_WORDS = 12
+_WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NEGATION = frozenset({"not", "no", "never", "none", "cannot", "without", "nor", "don", "doesn", "isn", "aren", "won", "can"})
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _shingles(words: list[str]) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2)))
+
+
+def _facts(text: str, words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What must be equal for two texts to make the same claim: their numbers and negation words."""
+    return tuple(sorted(_NUMBER.findall(text))), tuple(sorted(w for w in words if w in _NEGATION))
+
+
+def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """{duplicate chunk id: canonical chunk id}; the canonical one is first by (source, position).
+
+    `versions` maps a chunk's source to the version its page declares (None if
+    it declares none); chunks from pages declaring different versions are kept apart.
+    """
+    versions = versions or {}
+    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].source, i))
+    rank = {i: r for r, i in enumerate(order)}
+    words = {i: _words(chunks[i].text) for i in order}
+    eligible = [i for i in order if len(words[i]) >= MIN_WORDS]
+    shingles = {i: _shingles(words[i]) for i in eligible}
+    frequency = Counter(s for i in eligible for s in shingles[i])
+    index: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    duplicates: dict[str, str] = {}
+    for i in eligible:
+        ranked = sorted(shingles[i], key=lambda s: (frequency[s], s))
+        prefix = ranked[: len(ranked) - math.ceil(THRESHOLD * len(ranked)) + 1]
+        candidates = sorted({j for s in prefix for j in index[s]}, key=rank.__getitem__)
+        canonical = next((j for j in candidates if _same(chunks[j], chunks[i], shingles[j], shingles[i], words[j], words[i], versions)), None)
+        if canonical is not None:
+            duplicates[chunks[i].id] = chunks[canonical].id
+            continue
+        for s in prefix:
+            index[s].append(i)
+    return duplicates
+
+
+def _same(canonical: Chunk, other: Chunk, a: frozenset, b: frozenset, words_a: list[str], words_b: list[str],
+          versions: Mapping[str, str | None]) -> bool:
+    """True when `other` may be dropped in favour of `canonical`."""
+    if canonical.source == other.source:
+        return False  # repeated text inside one page is the author's structure, each has its own anchor
+    if not set(other.access) <= set(canonical.access):
+        return False  # someone who may read the duplicate could not read the canonical chunk
+    va, vb = versions.get(canonical.source), versions.get(other.source)
+    if va is not None and vb is not None and va != vb:
+        return False
+    if len(a & b) / len(a | b) < THRESHOLD:
+        return False
+    return _facts(canonical.text, words_a) == _facts(other.text, words_b)

@@ -1,0 +1,97 @@
+"""The link checker: internal links and `#anchor` links that land nowhere on the site.
+
+A broken deep link in the docs is the same failure as a wrong citation link,
+so ingest reports them (as warnings with file:line) using the very anchors the
+chunks use. External links, assets and links into pages that failed to parse
+are not judged.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote, urljoin, urlsplit
+
+from .documents import Page
+from .site import SiteConfig, slug_for
+
+_SCHEME = re.compile(r"^[A-Za-z][\w+.-]*:")
+_CONTENT_EXT = (".mdx", ".md")
+
+
+@dataclass(frozen=True)
+class BrokenLink:
+    """One link that does not resolve: where it is written and why it fails."""
+
+    source: str
+    line: int
+    target: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: broken link {self.target!r}: {self.reason}"
+
+
+def check_links(pages: Sequence[Page], site: SiteConfig, *, unparsed: Iterable[str] = ()) -> list[BrokenLink]:
+    """Every internal link in `pages` that names no page or no heading anchor, in file/line order.
+
+    `unparsed` are sources of pages that failed to parse: links to them are not judged.
+    """
+    by_slug = {page.slug: page for page in pages}
+    by_source = {page.source: page for page in pages}
+    unknown = {slug_for(source) for source in unparsed} | set(unparsed)
+    base = urlsplit(site.base_url).path.rstrip("/")
+    broken: list[BrokenLink] = []
+    for page in sorted(pages, key=lambda p: p.source):
+        for link in page.links:
+            reason = _problem(link.target, page, by_slug, by_source, unknown, base)
+            if reason:
+                broken.append(BrokenLink(page.source, link.line, link.target, reason))
+    return broken
+
+
+def _problem(target: str, page: Page, by_slug: dict[str, Page], by_source: dict[str, Page],
+             unknown: set[str], base: str) -> str | None:
+    """Why `target` (written in `page`) does not resolve, or None when it does or is not ours to judge."""
+    target = target.strip()
+    if not target or target.startswith("//") or _SCHEME.match(target):
+        return None
+    path, _, fragment = target.partition("#")
+    path = path.split("?", 1)[0]
+    if not path:
+        dest: Page | None = page
+    else:
+        path = unquote(path)
+        ext = posixpath.splitext(path.rstrip("/"))[1].lower()
+        if ext and ext not in _CONTENT_EXT:
+            return None  # an image, a PDF, a download: not a docs page
+        if ext in _CONTENT_EXT and not path.startswith("/"):
+            source = posixpath.normpath(posixpath.join(posixpath.dirname(page.source), path))
+            if source in unknown:
+                return None
+            dest = by_source.get(source)
+            if dest is None:
+                return f"no content file {source}"
+        else:
+            absolute = urljoin(page.url if page.url.startswith("/") else urlsplit(page.url).path, path)
+            if base and (absolute == base or absolute.startswith(base + "/")) and not _is_slug(absolute, by_slug):
+                absolute = absolute[len(base):]
+            slug = slug_for(absolute.strip("/") + ".mdx") if absolute.strip("/") else "index"
+            if slug in unknown:
+                return None
+            dest = by_slug.get(slug)
+            if dest is None:
+                return f"no page with slug {slug!r}"
+    if fragment:
+        anchor = unquote(fragment)
+        anchors = {h.anchor for h in dest.headings if h.anchor}
+        if anchor not in anchors:
+            return f"no heading with id {anchor!r} on {dest.source}"
+    return None
+
+
+def _is_slug(path: str, by_slug: dict[str, Page]) -> bool:
+    """True when a site-root path is itself a page slug (a site whose pages live under a folder named like the base)."""
+    return path.strip("/") in by_slug

@@ -1,0 +1,172 @@
+"""Lexical search: BM25 (bm25s) over chunk text, title and heading path. bm25s is imported here and nowhere else.
+
+Access control comes before scoring: one index is built per reader group-set
+from only the chunks that set may read (the store's own ACL filter), so a
+restricted chunk is never scored for, nor counted in the term statistics of,
+a viewer who may not read it.
+
+Freshness: each cached index remembers the store fingerprint it was built
+from. The chunk count is compared on every query (cheap); the full
+fingerprint (every chunk id and content hash) at most every `recheck_seconds`,
+so an edit that keeps the count is picked up within that window. `refresh()`
+drops every cached index at once (what an in-process ingest should call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ingest.documents import Chunk
+
+# Identifiers first (CLI flags, config keys, error codes, dotted names), then plain words.
+_TOKEN = re.compile(r"--?[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]+(?:[_.\-][a-z0-9]+)+|[a-z0-9]+")
+_PARTS = re.compile(r"[a-z0-9]+")
+# Lucene/NLTK-style English stopwords plus the words visitors wrap around a question.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could d did do does doing done down during each few for from further had has have having he
+    her here hers him his how i if in into is it its itself just ll m me might more most must my myself need no
+    nor not now o of off on once only or other our ours out over own re s same shall she should so some such t
+    than that the their theirs them themselves then there these they this those through to too under until up
+    us ve very was we were what when where which while who whom why will with would y you your yours yourself
+    anyone anything get gets getting got happen happens know let lets like make makes please possible really
+    someone something tell thing things want way ways""".split()
+)
+
+
+def light_stem(word: str) -> str:
+    """Fold plain English plurals and -ing/-ed forms so `retries`/`retry` and `signing`/`sign` meet."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ss", "us", "is")):
+        return word[:-2] + "ss" if word.endswith("sses") else word
+    if word.endswith("s"):
+        return word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if word.endswith("ed") and len(word) > 4:
+        return word[:-2]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased search terms: identifiers kept whole (and also split into parts), stopwords dropped."""
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        token = match.group()
+        if token.isalnum():
+            if token not in STOPWORDS:
+                tokens.append(light_stem(token))
+            continue
+        tokens.append(token)
+        tokens.extend(light_stem(p) for p in _PARTS.findall(token) if len(p) > 1 and p not in STOPWORDS)
+    return tokens
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-like terms of a text (`--dry-run`, `fd-4291`, `max_retries`), lower-cased, in order."""
+    return [m.group() for m in _TOKEN.finditer(text.lower()) if not m.group().isalnum()]
+
+
+def searchable_text(chunk: Chunk) -> str:
+    """What BM25 reads for a chunk: page title, heading path, then the section text."""
+    return "\n".join((chunk.title, *chunk.heading_path, chunk.text))
+
+
+class ChunkSource(Protocol):
+    """What the lexical index needs from a store: its size and its chunks filtered by reader groups."""
+
+    def count(self) -> int: ...
+
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """A BM25 index over a fixed list of chunks (all readable by one group-set)."""
+
+    chunks: tuple[Chunk, ...]
+    fingerprint: str
+    _bm25: Any
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk], fingerprint: str = "") -> LexicalIndex:
+        import bm25s
+
+        bm25 = None
+        if chunks:
+            bm25 = bm25s.BM25()
+            bm25.index([tokenize(searchable_text(c)) or [""] for c in chunks], show_progress=False)
+        return cls(tuple(chunks), fingerprint or chunk_fingerprint(chunks), bm25)
+
+    def search(self, question: str, k: int) -> list[tuple[Chunk, float]]:
+        """The k best-scoring chunks with a positive BM25 score, best first."""
+        terms = tokenize(question)
+        if self._bm25 is None or not terms or k <= 0:
+            return []
+        scores = self._bm25.get_scores(terms)
+        order = sorted(range(len(self.chunks)), key=lambda i: (-float(scores[i]), self.chunks[i].id))
+        return [(self.chunks[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
+
+
+def chunk_fingerprint(chunks: Iterable[Chunk]) -> str:
+    """A digest of chunk ids and content hashes: equal fingerprints, equal index."""
+    digest = hashlib.sha1()
+    for chunk in sorted(chunks, key=lambda c: c.id):
+        digest.update(f"{chunk.id}\0{chunk.hash}\0{','.join(chunk.access)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+class LexicalSearcher:
+    """BM25 over a store, one cached index per reader group-set, rebuilt when the store changes."""
+
+    def __init__(self, store: ChunkSource, *, recheck_seconds: float = 30.0, max_indexes: int = 16) -> None:
+        self.store = store
+        self.recheck_seconds = recheck_seconds
+        self.max_indexes = max_indexes
+        self._cache: OrderedDict[frozenset[str], tuple[int, float, LexicalIndex]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Forget every cached index; the next query rebuilds from the store."""
+        with self._lock:
+            self._cache.clear()
+
+    def search(self, question: str, k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
+        """The k best BM25 hits among the chunks `groups` may read."""
+        return self.index_for(groups).search(question, k)
+
+    def index_for(self, groups: Iterable[str]) -> LexicalIndex:
+        """The index of exactly the chunks `groups` may read, fresh against the store."""
+        key = frozenset(groups)
+        if not key:
+            raise ValueError("a lexical search needs at least one reader group")
+        count = self.store.count()
+        now = time.monotonic()
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            built_count, checked_at, index = cached
+            if built_count == count and now - checked_at < self.recheck_seconds:
+                return index
+        chunks = self.store.chunks(groups=sorted(key)) if count else []
+        fingerprint = chunk_fingerprint(chunks)
+        if cached is not None and cached[2].fingerprint == fingerprint:
+            index = cached[2]
+        else:
+            index = LexicalIndex.build(chunks, fingerprint)
+        with self._lock:
+            self._cache[key] = (count, now, index)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.max_indexes:
+                self._cache.popitem(last=False)
+        return index

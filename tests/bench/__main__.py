@@ -1,0 +1,254 @@
+"""`make bench` — ingest, re-ingest, query, scale, server load and a plain baseline, as JSON.
+
+Benchmarks, not tests: nothing here asserts a time. Each figure is a median
+over several runs (latencies are reported as p50/p95 of their distribution).
+Results go to bench-results/bench.json and a table on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def dist_ms(values: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(values, 50) * 1000, 2), "p95_ms": round(percentile(values, 95) * 1000, 2), "n": len(values)}
+
+
+def median_run(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def machine() -> dict[str, Any]:
+    import torch
+
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+            "memory_gib": round(mem, 1), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+            "processor": platform.processor() or platform.machine()}
+
+
+def load_questions() -> list[dict[str, Any]]:
+    path = REPO / "tests" / "eval" / "questions.jsonl"
+    if path.exists():
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [r for r in rows if r.get("answerable") and not r.get("groups")]
+    return [{"question": q, "gold": []} for q in (
+        "How long do I have to ask for a refund?", "What is the maximum payload size?",
+        "How many times is a failed delivery retried?", "Which TLS versions does the API accept?")]
+
+
+def bench_outline(content: Path, runs: int) -> dict[str, Any]:
+    from ingest.corpus import load_corpus
+
+    seconds, chunks = median_run(lambda: load_corpus(content).chunks(), runs)
+    pages = len(load_corpus(content).pages)
+    return {"pages": pages, "chunks": len(chunks), "seconds": round(seconds, 4),
+            "pages_per_s": round(pages / seconds, 1), "chunks_per_s": round(len(chunks) / seconds, 1)}
+
+
+def _edit(path: Path, marker: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + f"\n\nEdited for the benchmark ({marker}): this paragraph changes one section.\n", encoding="utf-8")
+
+
+def bench_index(content: Path, work: Path, embedder: Any) -> tuple[dict[str, Any], Any, Path]:
+    """Full build, then no-op, one-page and 10%-of-pages re-ingests of a copy of content/."""
+    from ingest.corpus import content_files, load_corpus
+    from retrieval.indexer import sync_index
+    from retrieval.store import ChromaStore
+
+    site = work / "content"
+    shutil.copytree(content, site)
+    store = ChromaStore(path=str(work / "data" / "chroma"))
+    embedder.embed(["load the model before timing"])
+    full = sync_index(load_corpus(site), store, embedder)
+    noop_s, noop = median_run(lambda: sync_index(load_corpus(site), store, embedder), 3)
+    files = content_files(site)
+    one_times, ten_times = [], []
+    for run in range(3):
+        _edit(files[run], f"one-{run}")
+        started = time.perf_counter()
+        one = sync_index(load_corpus(site), store, embedder)
+        one_times.append(time.perf_counter() - started)
+        for path in files[run * 7 :: 10]:
+            _edit(path, f"ten-{run}")
+        started = time.perf_counter()
+        ten = sync_index(load_corpus(site), store, embedder)
+        ten_times.append(time.perf_counter() - started)
+    result = {
+        "full": {"seconds": full.seconds, "embed_seconds": full.embed_seconds, "chunks": full.chunks_embedded,
+                 "chunks_per_s": round(full.chunks_embedded / full.seconds, 1),
+                 "embedding_share": round(full.embed_seconds / full.seconds, 3)},
+        "noop": {"seconds": round(noop_s, 3), "chunks_embedded": noop.chunks_embedded},
+        "one_page_edit": {"seconds": round(statistics.median(one_times), 3), "chunks_embedded": one.chunks_embedded},
+        "ten_percent_edit": {"seconds": round(statistics.median(ten_times), 3), "chunks_embedded": ten.chunks_embedded},
+    }
+    return result, store, site
+
+
+def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    from answer.draft import Draft, DraftClaim, Quote
+    from answer.generate import ExtractiveGenerator
+    from answer.pipeline import Answerer
+    from answer.verify import verify
+    from ingest.settings import Settings
+    from retrieval.services import open_retriever
+    from retrieval.viewer import Viewer
+
+    retriever = open_retriever(Settings(), store=store, embedder=embedder)
+    answerer = Answerer(retriever, ExtractiveGenerator(embedder))
+    viewer = Viewer.anonymous()
+    retrieval_times, answer_times, verify_times = [], [], []
+    for row in questions:
+        started = time.perf_counter()
+        rset = retriever.search(row["question"], viewer)
+        retrieval_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        answerer.ask(row["question"], viewer)
+        answer_times.append(time.perf_counter() - started)
+        if rset.hits:
+            draft = Draft(False, tuple(DraftClaim((Quote(h.handle, h.chunk.text[:80]),), h.chunk.text[:80]) for h in rset.hits[:3]))
+            started = time.perf_counter()
+            for _ in range(20):
+                verify(draft, rset, viewer)
+            verify_times.append((time.perf_counter() - started) / 20)
+    return {"retrieval": dist_ms(retrieval_times), "answer_extractive": dist_ms(answer_times),
+            "verifier_per_answer": dist_ms(verify_times), "retriever": type(retriever).__name__}
+
+
+def bench_baseline(content: Path, work: Path, store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    from ingest.settings import Settings
+    from retrieval.services import open_retriever
+    from retrieval.viewer import Viewer
+
+    from .baseline import BaselineIndex, fixed_chunks, overlaps
+
+    spans = {c.id: (c.source, (c.span.start, c.span.end)) for c in store.chunks()}
+    baseline = BaselineIndex(work / "baseline-chroma", embedder)
+    build_s = baseline.build(fixed_chunks(content))
+    ours = open_retriever(Settings(), store=store, embedder=embedder)
+    scored = [q for q in questions if q.get("gold")]
+    hits_base = hits_ours = 0
+    times_base, times_ours = [], []
+    for row in scored:
+        gold = [spans[g] for g in row["gold"] if g in spans]
+        started = time.perf_counter()
+        found = baseline.search(row["question"], 5)
+        times_base.append(time.perf_counter() - started)
+        hits_base += any(overlaps(c, src, span) for c in found for src, span in gold)
+        started = time.perf_counter()
+        rset = ours.search(row["question"], Viewer.anonymous(), k=5)
+        times_ours.append(time.perf_counter() - started)
+        hits_ours += any(h.chunk.id in row["gold"] for h in rset.hits[:5])
+    n = max(len(scored), 1)
+    return {"questions": len(scored),
+            "baseline": {"recall_at_5": round(hits_base / n, 3), "latency": dist_ms(times_base), "build_seconds": round(build_s, 2),
+                         "chunks": len(baseline.chunks), "method": "1000-char chunks, dense top-5"},
+            "ours": {"recall_at_5": round(hits_ours / n, 3), "latency": dist_ms(times_ours),
+                     "method": type(ours).__name__ + " over heading-anchored chunks"}}
+
+
+def bench_scale(sizes: list[int], work: Path) -> list[dict[str, Any]]:
+    """Each size in its own process, so peak memory is that size's alone."""
+    results = []
+    for size in sizes:
+        out = subprocess.run([sys.executable, "-m", "tests.bench.scale", str(size), str(work / f"scale-{size}")],
+                             cwd=REPO, capture_output=True, text=True)
+        if out.returncode != 0:
+            results.append({"chunks_requested": size, "error": out.stderr.strip()[-400:]})
+            continue
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def bench_server(work: Path, site: Path, requests: int, concurrency: int) -> dict[str, Any]:
+    from .load import run_load
+
+    return run_load(data_dir=work / "data", content_dir=site, requests=requests, concurrency=concurrency)
+
+
+def print_table(report: dict[str, Any]) -> None:
+    def rows(prefix: str, value: Any) -> list[tuple[str, str]]:
+        if isinstance(value, dict):
+            return [r for k, v in value.items() for r in rows(f"{prefix}.{k}" if prefix else k, v)]
+        if isinstance(value, list):
+            return [r for i, v in enumerate(value) for r in rows(f"{prefix}[{i}]", v)]
+        return [(prefix, str(value))]
+
+    table = rows("", {k: v for k, v in report.items() if k != "machine"})
+    width = max(len(k) for k, _ in table)
+    for key, value in table:
+        print(f"{key:<{width}}  {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000", help="synthetic corpus sizes in chunks")
+    parser.add_argument("--large", action="store_true", help="add the 100k-chunk size (about an hour)")
+    parser.add_argument("--requests", type=int, default=120)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,baseline")
+    args = parser.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
+
+    from ingest.settings import Settings
+    from retrieval.services import open_embedder
+
+    started = time.perf_counter()
+    embedder = open_embedder(Settings())
+    questions = load_questions()
+    report: dict[str, Any] = {"machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    content = REPO / "content"
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        work = Path(tmp)
+        report["outline"] = bench_outline(content, runs=5)
+        report["index"], store, site = bench_index(content, work, embedder)
+        report["query"] = bench_query(store, embedder, questions)
+        if "baseline" not in skip:
+            report["baseline_comparison"] = bench_baseline(content, work, store, embedder, questions)
+        if "server" not in skip:
+            report["server"] = bench_server(work, site, args.requests, args.concurrency)
+        if "scale" not in skip:
+            report["scale"] = bench_scale(sizes, work)
+    report["total_seconds"] = round(time.perf_counter() - started, 1)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print_table(report)
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""The chat page in a real browser: quotes stream in, cards open, sources land on the right heading.
+
+Real uvicorn server, real embedding model, real Chroma index of content/, the
+offline extractive generator, Debian's Chromium through Playwright. Every
+state is screenshotted to test-artifacts/screenshots/; the time from submit to
+the first quote is recorded (test-artifacts/timings.json), never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
+
+QUESTION = "What is the default request timeout of the SDKs?"
+FOLLOW_UP = "Which TLS versions does the API accept?"
+TIMINGS = REPO / "test-artifacts" / "timings.json"
+
+# Records when the first "looked at" title, the first quote and the final state appear after submit.
+WATCH = """() => {
+  window.__t = {};
+  const seen = (k, sel) => { if (!window.__t[k] && document.querySelector(sel)) window.__t[k] = performance.now(); };
+  new MutationObserver(() => {
+    seen("looked", "#thread .looked-at li"); seen("quote", "#thread .claim .quote");
+    seen("final", "#thread .turn:not([data-state=pending])");
+  }).observe(document.body, {subtree: true, childList: true});
+  document.querySelector("#ask").addEventListener("submit", () => { window.__t.submit = performance.now(); }, true);
+}"""
+
+
+def ask(page, question: str) -> None:
+    page.fill("#question", question)
+    page.click("#ask button[type=submit]")
+
+
+def final_turn(page, n: int = 1):  # noqa: ANN201
+    """The n-th finished turn (1-based) once the stream has completed."""
+    turn = page.locator("#thread .turn:not([data-state=pending])").nth(n - 1)
+    turn.wait_for()
+    return turn
+
+
+def record_timing(name: str, value: dict) -> None:
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    data[name] = value
+    TIMINGS.write_text(json.dumps(data, indent=2))
+
+
+def test_first_visit_shows_the_promise_and_suggestions(page, live_url, shots):
+    page.goto(live_url)
+    assert page.locator(".hero h1").inner_text().startswith("Ask the")
+    assert page.locator(".suggestion").count() > 0
+    assert page.locator("#question").is_visible()
+    page.screenshot(path=str(shots / "01-first-visit.png"))
+
+
+def test_quotes_stream_then_card_shows_quote_then_source_lands_highlighted(page, live_url, shots):
+    page.goto(live_url)
+    page.evaluate(WATCH)
+    ask(page, QUESTION)
+    first_quote = page.locator("#thread .claim .quote blockquote").first
+    first_quote.wait_for()
+    turn = final_turn(page)
+    assert turn.get_attribute("data-state") in ("verified", "degraded")
+    t = page.wait_for_function("window.__t.final && window.__t").json_value()
+    assert t["looked"] <= t["quote"] <= t["final"], t  # titles first, then quotes, then the finished answer
+    record_timing("submit_to_first_quote_ms", {"question": QUESTION, "looked_at": round(t["looked"] - t["submit"]),
+                                               "first_quote": round(t["quote"] - t["submit"]),
+                                               "final": round(t["final"] - t["submit"])})
+    quotes = turn.locator(".claim .quote blockquote").all_inner_texts()
+    assert any("30 seconds" in q for q in quotes), quotes
+    page.screenshot(path=str(shots / "02-verified-answer.png"), full_page=True)
+
+    chip = turn.locator(".chip").first
+    card = turn.locator("#" + chip.get_attribute("aria-describedby"))
+    assert not card.is_visible()
+    chip.hover()
+    card.wait_for(state="visible")
+    quote = card.locator("mark").inner_text()
+    assert quote and quote in turn.locator(".claim .quote blockquote").first.inner_text()
+    page.screenshot(path=str(shots / "03-hover-card.png"))
+
+    link = card.locator(".open-source")
+    href = link.get_attribute("href")
+    anchor = unquote(urlsplit(href).fragment.split(":~:")[0])
+    with page.context.expect_page() as opened:
+        link.click()
+    doc = opened.value
+    doc.wait_for_load_state("load")
+    assert urlsplit(doc.url).path == urlsplit(href).path
+    heading = doc.locator(f'[id="{anchor}"]') if anchor else doc.locator(".doc h1")
+    heading.wait_for()
+    mark = doc.locator("mark.fragment").first
+    mark.wait_for()
+    doc.wait_for_timeout(300)  # let the browser's own text-fragment scroll settle before measuring
+    assert _in_viewport(heading), f"heading #{anchor} is not in the viewport"
+    assert _in_viewport(mark), "the highlighted quote is not in the viewport"
+    marked = " ".join(" ".join(doc.locator("mark.fragment").all_inner_texts()).split()).lower()
+    assert " ".join(quote.split()[:3]).lower() in marked, (quote, marked)
+    doc.screenshot(path=str(shots / "04-docs-viewer-landing.png"))
+
+
+def _in_viewport(locator) -> bool:  # noqa: ANN001
+    return locator.evaluate("el => { const r = el.getBoundingClientRect();"
+                            " return r.bottom > 0 && r.top < window.innerHeight && r.height > 0; }")
+
+
+def test_off_topic_question_is_refused_with_a_site_search_link(page, live_url, shots):
+    page.goto(live_url)
+    ask(page, "What is the capital of France?")
+    turn = final_turn(page)
+    assert turn.get_attribute("data-state") == "refused"
+    assert "I don't have this in the docs" in turn.inner_text()
+    assert turn.locator(".claim").count() == 0
+    page.screenshot(path=str(shots / "05-refusal.png"))
+    search = turn.locator("a.search-link")
+    assert urlsplit(search.get_attribute("href")).path == "/docs/search"
+    search.click()
+    page.wait_for_selector(".doc-search h1")
+    assert page.locator("#q").input_value() == "What is the capital of France?"
+
+
+def test_nothing_verified_hides_the_text_behind_a_toggle(page, unverified_url, shots):
+    page.goto(unverified_url)
+    ask(page, "How fast are deliveries?")
+    turn = final_turn(page)
+    assert turn.get_attribute("data-state") == "unverified"
+    assert turn.locator(".looked-at li").count() > 0  # the sections looked at are shown
+    assert turn.locator(".claim").count() == 0
+    hidden = turn.locator(".unverified-text li").first
+    assert not hidden.is_visible()  # off by default
+    page.screenshot(path=str(shots / "06-unverified-closed.png"))
+    turn.locator(".unverified-text summary").click()
+    assert hidden.is_visible()
+    assert "less than a second" in hidden.inner_text()
+    page.screenshot(path=str(shots / "07-unverified-open.png"))
+
+
+def test_keyboard_tab_to_a_chip_opens_its_card_and_escape_closes_it(page, live_url, shots):
+    page.goto(live_url)
+    ask(page, QUESTION)
+    final_turn(page)
+    page.locator("body").focus()
+    page.evaluate("document.activeElement.blur()")
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('chip')"):
+            break
+    else:
+        pytest.fail("Tab never reached a citation chip")
+    card = page.locator("#" + page.evaluate("document.activeElement.getAttribute('aria-describedby')"))
+    assert card.is_visible()
+    page.screenshot(path=str(shots / "08-keyboard-card.png"))
+    page.keyboard.press("Escape")
+    assert not card.is_visible()
+    page.keyboard.press("Tab")  # focus moves on; the next chip's card opens on focus
+    if page.evaluate("document.activeElement.classList.contains('chip')"):
+        nxt = page.locator("#" + page.evaluate("document.activeElement.getAttribute('aria-describedby')"))
+        assert nxt.is_visible()
+
+
+def test_follow_up_keeps_each_turns_own_citations(page, live_url, shots):
+    page.goto(live_url)
+    ask(page, QUESTION)
+    final_turn(page, 1)
+    ask(page, FOLLOW_UP)
+    final_turn(page, 2)
+    ids = page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids)), "duplicate element ids across turns"
+    for turn in page.locator("#thread .turn").all():
+        looked = {}
+        for item in turn.locator(".looked-at li").all():
+            handle = item.locator(".handle").inner_text()
+            looked[handle] = item.inner_text()
+        for chip in turn.locator(".chip").all():
+            handle = chip.inner_text()
+            title = turn.locator("#" + chip.get_attribute("aria-describedby") + " .card-title").inner_text()
+            assert handle in looked, f"{handle} cited but not retrieved in this turn"
+            assert title in looked[handle], f"{handle} resolves to {title!r}, not this turn's {looked[handle]!r}"
+    page.screenshot(path=str(shots / "09-follow-up-thread.png"), full_page=True)
+
+
+def test_phone_width_has_no_horizontal_overflow(browser, live_url, shots):
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(live_url)
+        page.screenshot(path=str(shots / "10-phone-first-visit.png"))
+        ask(page, QUESTION)
+        final_turn(page)
+        width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert width[0] <= width[1], f"page is {width[0]}px wide in a {width[1]}px viewport"
+        page.screenshot(path=str(shots / "11-phone-answer.png"), full_page=True)
+        page.locator("#thread .chip").first.tap()
+        card = page.locator("#thread .cite.open .card")
+        card.wait_for(state="visible")
+        box = card.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+        page.screenshot(path=str(shots / "12-phone-card.png"))
+    finally:
+        context.close()
+
+
+def test_without_javascript_the_form_posts_a_full_page_and_keeps_the_thread(browser, live_url, shots):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(live_url)
+        ask(page, QUESTION)
+        page.wait_for_selector("#thread .turn")
+        assert page.locator("#thread .turn").first.get_attribute("data-state") in ("verified", "degraded")
+        ask(page, FOLLOW_UP)
+        page.wait_for_load_state("load")
+        questions = page.locator("#thread .question").all_inner_texts()
+        assert questions == [QUESTION, FOLLOW_UP]
+        page.screenshot(path=str(shots / "13-no-javascript.png"), full_page=True)
+    finally:
+        context.close()

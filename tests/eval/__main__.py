@@ -1,0 +1,195 @@
+"""`make eval` — retrieval and grounding metrics over content/, with a report and thresholds.
+
+    python -m tests.eval [--generator extractive|llm|all] [--out eval-results]
+    python -m tests.eval grade eval-results/grading-sample.csv   # human-graded citation precision
+
+Indexes content/ incrementally into DATA_DIR/eval-chroma (fast after the
+first run), asks every question of tests/eval/questions.jsonl as its viewer,
+writes report.json, report.md and report.html (with charts) and exits 1 when a
+metric falls below tests/eval/thresholds.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def expand_viewers(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Staff-only questions are asked twice: anonymously (must be refused) and as their groups (answered)."""
+    out = []
+    for q in questions:
+        out.append(q)
+        if q.get("groups") and q.get("answerable"):
+            out.append(q | {"id": f"{q['id']}-anonymous", "groups": [], "answerable": False, "kind": f"{q.get('kind', '')}-as-anonymous"})
+    return out
+
+
+def anchor_validity(corpus: Any, urls: set[str]) -> dict[str, bool]:
+    """Cited URL → whether its anchor is an id on the rendered page."""
+    from ingest.parser import render_html
+
+    base = corpus.site.base_url.rstrip("/")
+    rendered: dict[str, set[str]] = {}
+    ok = {}
+    for url in urls:
+        parts = urlsplit(url)
+        slug = parts.path[len(base):].strip("/") if parts.path.startswith(base) else parts.path.strip("/")
+        anchor = parts.fragment.split(":~:")[0]
+        page = corpus.page(slug or "index")
+        if page is None:
+            ok[url] = False
+            continue
+        if slug not in rendered:
+            rendered[slug] = set(re.findall(r'\sid="([^"]+)"', render_html(page)))
+        ok[url] = not anchor or anchor in rendered[slug]
+    return ok
+
+
+def confusion(checker: Any, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    labels = ["supported", "partial", "unsupported"]
+    matrix = {gold: {pred: 0 for pred in labels} for gold in labels}
+    by_mode: dict[str, dict[str, int]] = {}
+    for pair in pairs:
+        predicted = checker.check(pair["claim"], pair["quotes"]).status
+        matrix[pair["label"]][predicted] += 1
+        mode = by_mode.setdefault(pair["mode"], {"n": 0, "agree": 0})
+        mode["n"] += 1
+        mode["agree"] += predicted == pair["label"]
+    agree = sum(matrix[label][label] for label in labels)
+    return {"matrix (rows gold, columns predicted)": matrix, "accuracy": round(agree / len(pairs), 3), "by_mode": by_mode}
+
+
+def check_thresholds(results: dict[str, Any], thresholds: dict[str, Any]) -> list[str]:
+    failures = []
+    for generator, limits in thresholds.items():
+        if generator not in results:
+            continue
+        for name, limit in limits.items():
+            key, _, bound = name.partition(":")
+            value: Any = results[generator]["metrics"]
+            for part in key.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is None:
+                failures.append(f"{generator}: {key} missing")
+            elif bound == "max" and value > limit:
+                failures.append(f"{generator}: {key} = {value} > max {limit}")
+            elif bound != "max" and value < limit:
+                failures.append(f"{generator}: {key} = {value} < min {limit}")
+    return failures
+
+
+def build_index(data_dir: Path) -> tuple[Any, Any, Any]:
+    from ingest.corpus import load_corpus
+    from ingest.settings import Settings
+    from retrieval.indexer import sync_index
+    from retrieval.services import open_embedder
+    from retrieval.store import ChromaStore
+
+    embedder = open_embedder(Settings())
+    corpus = load_corpus(REPO / "content")
+    store = ChromaStore(path=str(data_dir / "eval-chroma"))
+    sync_index(corpus, store, embedder)
+    return corpus, store, embedder
+
+
+def generators(choice: str, embedder: Any) -> dict[str, Any]:
+    from answer.generate import ExtractiveGenerator
+    from ingest.settings import Settings
+
+    settings = Settings.from_env()
+    found: dict[str, Any] = {}
+    if choice in ("extractive", "all"):
+        found["extractive"] = ExtractiveGenerator(embedder)
+    if choice in ("llm", "all") and settings.llm_model:
+        from answer.services import build_generator
+
+        found["llm"] = build_generator(settings)
+    if choice == "llm" and not found:
+        raise SystemExit("--generator llm needs LLM_MODEL set")
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from answer.pipeline import Answerer
+    from answer.support import DeterministicChecker
+    from ingest.settings import Settings
+    from retrieval.services import open_retriever
+
+    from .grounding import metrics, run_questions, sample_for_grading
+    from .report import write_reports
+
+    settings = Settings.from_env()
+    corpus, store, embedder = build_index(settings.data_dir)
+    retriever = open_retriever(settings, store=store, embedder=embedder)
+    questions = expand_viewers(load_jsonl(HERE / "questions.jsonl"))
+    results: dict[str, Any] = {}
+    for name, generator in generators(args.generator, embedder).items():
+        rows, answers = run_questions(Answerer(retriever, generator), questions)
+        urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
+        results[name] = {"metrics": metrics(rows, answers, anchor_validity(corpus, urls)), "rows": [r.__dict__ for r in rows]}
+        sample = sample_for_grading(rows, answers, args.sample)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / f"grading-sample-{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(sample[0]) if sample else ["question"])
+            writer.writeheader()
+            writer.writerows(sample)
+    calibration = confusion(DeterministicChecker(), load_jsonl(HERE / "calibration.jsonl"))
+    thresholds = json.loads((HERE / "thresholds.json").read_text())
+    failures = check_thresholds(results, thresholds)
+    report = {"generators": results, "calibration": {"deterministic": calibration}, "thresholds": thresholds,
+              "threshold_failures": failures}
+    write_reports(report, Path(args.out))
+    for name, result in results.items():
+        print(f"== {name}")
+        print(json.dumps({k: v for k, v in result["metrics"].items() if k != "latency_ms"}, indent=1))
+    print(f"calibration accuracy (deterministic checker): {calibration['accuracy']}")
+    print(f"reports in {args.out}/report.{{json,md,html}}")
+    for failure in failures:
+        print(f"BELOW THRESHOLD: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def grade(path: Path) -> int:
+    """Citation precision from a human-graded sample CSV (column 'supports (yes/no)')."""
+    with path.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    graded = [r["supports (yes/no)"].strip().lower() for r in rows if r.get("supports (yes/no)", "").strip()]
+    if not graded:
+        print("no graded rows: fill the 'supports (yes/no)' column first", file=sys.stderr)
+        return 2
+    yes = sum(g in ("yes", "y", "1", "true") for g in graded)
+    print(json.dumps({"graded": len(graded), "supported": yes, "citation_precision_human": round(yes / len(graded), 4)}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grade"]:
+        return grade(Path(argv[1]))
+    parser = argparse.ArgumentParser(prog="python -m tests.eval", description=__doc__)
+    parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
+    parser.add_argument("--out", default=str(REPO / "eval-results"))
+    parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

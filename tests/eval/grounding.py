@@ -1,0 +1,135 @@
+"""Grounding metrics for one generator over the question set.
+
+Each question is asked through the real pipeline (retrieval → generator →
+verifier) as its viewer; the metrics are computed from what a visitor would
+be shown, so a system cannot score by copying the top passage: an answer is
+only *correct* when one of its verified quotes overlaps the gold quote.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from answer.normalize import normalize
+from answer.pipeline import Answer, Answerer
+from answer.support import DeterministicChecker
+from retrieval.viewer import Viewer
+
+
+@dataclass
+class Row:
+    """One question's outcome, for the per-question table."""
+
+    id: str
+    question: str
+    kind: str
+    groups: list[str]
+    answerable: bool
+    state: str
+    correct: bool | None
+    retrieved: list[str]
+    gold: list[str]
+    rank: int | None  # 1-based rank of the first gold chunk, None if not retrieved
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _overlap(a: str, b: str) -> bool:
+    """True when two quotes share the gold fact: one contains the other, or most words overlap."""
+    x, y = normalize(a).text, normalize(b).text
+    if x in y or y in x:
+        return True
+    wx, wy = set(re.findall(r"\w+", x)), set(re.findall(r"\w+", y))
+    return bool(wx and wy) and len(wx & wy) / min(len(wx), len(wy)) >= 0.6
+
+
+def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[list[Row], list[Answer]]:
+    rows, answers = [], []
+    for q in questions:
+        viewer = Viewer.of(q.get("groups") or [])
+        answer = answerer.ask(q["question"], viewer)
+        retrieved = [h.chunk.id for h in answer.retrieval.hits]
+        gold = list(q.get("gold") or [])
+        rank = next((i for i, cid in enumerate(retrieved, start=1) if cid in gold), None)
+        cited = [c.quote for claim in answer.claims for c in claim.citations]
+        correct = None
+        if q.get("answerable"):
+            correct = answer.state == "answered" and any(_overlap(q["answer_quote"], quote) for quote in cited)
+        rows.append(Row(
+            id=q["id"], question=q["question"], kind=q.get("kind", ""), groups=list(q.get("groups") or []),
+            answerable=bool(q.get("answerable")), state=answer.state, correct=correct, retrieved=retrieved,
+            gold=gold, rank=rank, timings=dict(answer.timings),
+            claims=[{"text": c.text, "status": c.status, "citations": [
+                {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
+                for c in answer.claims],
+        ))
+        answers.append(answer)
+    return rows, answers
+
+
+def _share(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 4) if denominator else None
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) -> dict[str, Any]:
+    """All headline numbers for one generator."""
+    answerable = [r for r in rows if r.answerable]
+    unanswerable = [r for r in rows if not r.answerable]
+    quotes_total = sum(a.quotes_total for a in answers)
+    quotes_ok = sum(a.quotes_verbatim for a in answers)
+    phantoms = sum(a.phantoms for a in answers)
+    shown = [c for a in answers for c in a.claims]
+    citations = [(c, x) for c in shown for x in c.citations]
+    checker = DeterministicChecker()
+    precise = sum(checker.check(c.text, [x.quote]).status == "supported" for c, x in citations)
+    urls = [x.url for _, x in citations]
+    stages: dict[str, list[float]] = {}
+    for r in rows:
+        for stage, seconds in r.timings.items():
+            stages.setdefault(re.sub(r"_\d+$", "", stage), []).append(seconds)
+    return {
+        "questions": len(rows),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "retrieval": {
+            "recall_at_1": _share(sum(r.rank == 1 for r in answerable), len(answerable)),
+            "recall_at_5": _share(sum(r.rank is not None and r.rank <= 5 for r in answerable), len(answerable)),
+            "mrr": _share(sum(1 / r.rank for r in answerable if r.rank), len(answerable)),
+        },
+        "quote_correctness": _share(quotes_ok, quotes_total),
+        "attribution_coverage": _share(sum(bool(c.citations) for c in shown), len(shown)),
+        "citation_precision_auto": _share(precise, len(citations)),
+        "refusal_accuracy": _share(sum(r.state != "answered" for r in unanswerable), len(unanswerable)),
+        "answer_rate": _share(sum(r.state == "answered" for r in answerable), len(answerable)),
+        "answer_correctness": _share(sum(bool(r.correct) for r in answerable), len(answerable)),
+        "phantom_rate": _share(phantoms, quotes_total),
+        "anchor_validity": _share(sum(anchor_ok.get(u, False) for u in urls), len(urls)),
+        "states": dict(Counter(r.state for r in rows)),
+        "claim_statuses": dict(Counter(c.status for c in shown)),
+        "latency_ms": {stage: {"p50": round(_p(v, 0.5) * 1000, 1), "p95": round(_p(v, 0.95) * 1000, 1)}
+                       for stage, v in sorted(stages.items())},
+        "mean_claims_per_answer": round(statistics.mean([len(a.claims) for a in answers if a.state == "answered"] or [0]), 2),
+    }
+
+
+def sample_for_grading(rows: list[Row], answers: list[Answer], size: int, seed: int = 13) -> list[dict[str, str]]:
+    """A random sample of (question, claim, quote, chunk) for human grading of citation precision."""
+    items = []
+    for row, answer in zip(rows, answers):
+        texts = {h.handle: h.chunk.text for h in answer.retrieval.hits}
+        for claim in answer.claims:
+            for c in claim.citations:
+                items.append({"question": row.question, "claim": claim.text, "quote": c.quote,
+                              "chunk_id": c.chunk_id, "chunk_text": texts.get(c.handle, ""), "supports (yes/no)": ""})
+    random.Random(seed).shuffle(items)
+    return items[:size]

@@ -1,0 +1,96 @@
+"""Write the eval report: JSON for machines, Markdown and HTML (with charts) for people."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+HEADLINE = [
+    ("retrieval.recall_at_1", "recall@1"), ("retrieval.recall_at_5", "recall@5"), ("retrieval.mrr", "MRR"),
+    ("quote_correctness", "quote correctness"), ("attribution_coverage", "attribution coverage"),
+    ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
+    ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
+    ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
+]
+
+
+def _get(metrics: dict[str, Any], dotted: str) -> Any:
+    value: Any = metrics
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _charts(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(title, base64 PNG) pairs: recall@k curve and answer-state distribution."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    charts = []
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for name, result in report["generators"].items():
+        ranks = [r["rank"] for r in result["rows"] if r["answerable"]]
+        ks = list(range(1, 11))
+        ax.plot(ks, [sum(1 for x in ranks if x and x <= k) / max(len(ranks), 1) for k in ks], marker="o", label=name)
+    ax.set_xlabel("k"), ax.set_ylabel("recall@k"), ax.set_ylim(0, 1), ax.grid(alpha=0.3), ax.legend()
+    charts.append(("Retrieval recall@k (gold section in the top k)", _png(fig)))
+    fig, ax = plt.subplots(figsize=(5, 3))
+    names = list(report["generators"])
+    states = ["answered", "unverified", "refused"]
+    for offset, name in enumerate(names):
+        rows = report["generators"][name]["rows"]
+        for group, answerable in (("answerable", True), ("unanswerable", False)):
+            counts = [sum(1 for r in rows if r["answerable"] == answerable and r["state"] == s) for s in states]
+            x = [i + offset * 0.4 + (0.2 if not answerable else 0) for i in range(len(states))]
+            ax.bar(x, counts, width=0.2, label=f"{name}: {group}")
+    ax.set_xticks(range(len(states)), states), ax.set_ylabel("questions"), ax.legend(fontsize=7)
+    charts.append(("Answer states for answerable and unanswerable questions", _png(fig)))
+    plt.close("all")
+    return charts
+
+
+def _png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=110)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def markdown(report: dict[str, Any]) -> str:
+    names = list(report["generators"])
+    lines = ["# Evaluation report", "", "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for key, label in HEADLINE:
+        lines.append(f"| {label} | " + " | ".join(str(_get(report["generators"][n]["metrics"], key)) for n in names) + " |")
+    calibration = report["calibration"]["deterministic"]
+    lines += ["", f"Support checker calibration accuracy: {calibration['accuracy']}", "",
+              "| gold \\ predicted | supported | partial | unsupported |", "|---|---|---|---|"]
+    for gold, row in calibration["matrix (rows gold, columns predicted)"].items():
+        lines.append(f"| {gold} | {row['supported']} | {row['partial']} | {row['unsupported']} |")
+    if report["threshold_failures"]:
+        lines += ["", "## Below threshold", *[f"- {f}" for f in report["threshold_failures"]]]
+    for name in names:
+        lines += ["", f"## Questions — {name}", "", "| id | kind | viewer | state | correct | gold rank |", "|---|---|---|---|---|---|"]
+        for r in report["generators"][name]["rows"]:
+            lines.append(f"| {r['id']} | {r['kind']} | {','.join(r['groups']) or 'anonymous'} | {r['state']} | "
+                         f"{'' if r['correct'] is None else ('yes' if r['correct'] else 'no')} | {r['rank'] or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(report: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    md = markdown(report)
+    (out / "report.md").write_text(md, encoding="utf-8")
+    figures = "".join(f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}"><figcaption>{html.escape(t)}</figcaption></figure>'
+                      for t, png in _charts(report))
+    body = html.escape(md)
+    (out / "report.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>Evaluation report</title>"
+        "<style>body{font:15px system-ui;max-width:60rem;margin:2rem auto}figure{display:inline-block;margin:1rem}"
+        "pre{white-space:pre-wrap}</style>" + figures + f"<pre>{body}</pre>", encoding="utf-8")

@@ -1,0 +1,62 @@
+"""`python -m answer "q" --json` and `python -m answer show ID` on the real model and the real content index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from answer.__main__ import main
+from ingest.settings import Settings
+from tests.conftest import CONTENT
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def settings(tmp_path, model_dir):
+    return Settings(content_dir=CONTENT, data_dir=tmp_path, embed_model=str(model_dir))
+
+
+def run(capsys, argv, settings, store):
+    code = main(argv, settings=settings, store=store)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_json_answer_shape_and_show_round_trip(capsys, settings, content_index):
+    code, out, err = run(capsys, ["What is the default request timeout of the SDKs?", "--json"], settings, content_index)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["state"] == "answered" and data["answer_id"]
+    retrieved = {r["handle"]: r for r in data["retrieved"]}
+    assert retrieved and all({"handle", "id", "title", "url"} <= set(r) for r in retrieved.values())
+    assert "text" not in next(iter(retrieved.values()))  # chunk text is for the audit, not the public JSON
+    for claim in data["claims"]:
+        assert {"text", "status", "citations"} <= set(claim) and claim["status"] in ("supported", "partial")
+        for citation in claim["citations"]:
+            assert retrieved[citation["handle"]]["id"] == citation["chunk_id"]
+            assert ":~:text=" in citation["url"]
+
+    code, out, err = run(capsys, ["show", data["answer_id"]], settings, content_index)
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["answer_id"] == data["answer_id"] and record["changed_since"] == {}
+    assert record["retrieved"][0]["text"]  # the full retrieval set is in the audit record
+    assert record["viewer_groups"] == ["public"]
+
+
+def test_groups_open_restricted_docs_only_for_their_members(capsys, settings, content_index):
+    question = "Who may approve a refund override above $2,500?"
+    _, out, _ = run(capsys, [question, "--json"], settings, content_index)
+    public = json.loads(out)
+    assert not any(r["id"].startswith("doc:internal/") for r in public["retrieved"])
+    _, out, _ = run(capsys, [question, "--json", "--groups", "staff"], settings, content_index)
+    staff = json.loads(out)
+    assert any(r["id"].startswith("doc:internal/") for r in staff["retrieved"])
+
+
+def test_human_output_names_the_state_and_the_answer_id(capsys, settings, content_index):
+    code, out, _ = run(capsys, ["What is the capital of France?"], settings, content_index)
+    assert code == 0
+    assert out.startswith("[refused]") and "answer id: " in out

@@ -1,0 +1,108 @@
+"""`python -m ingest index` as authors run it: exit codes, JSON summary, lock, CHROMA_URL, server down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.corpus import load_corpus
+from retrieval.indexer import sync_index
+from retrieval.lock import index_lock
+from retrieval.store import ChromaStore
+from tests.chroma_server import chroma_binary, chroma_server, edit, free_port, write_site
+from tests.conftest import REPO, require
+
+pytestmark = pytest.mark.integration
+
+SUMMARY_KEYS = {
+    "pages_added", "pages_changed", "pages_unchanged", "pages_removed", "pages_failed",
+    "chunks_embedded", "chunks_reused", "chunks_deleted", "seconds",
+}
+
+
+@pytest.fixture
+def data_dir(tmp_path, model_dir) -> Path:
+    """A DATA_DIR of its own that shares the provisioned model folder."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "models").symlink_to(model_dir.parent, target_is_directory=True)
+    return data
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    return write_site(tmp_path / "site")
+
+
+def run_cli(*args: str, data_dir: Path, chroma_url: str = "", wait: bool = True, **popen) -> subprocess.CompletedProcess | subprocess.Popen:
+    env = {**os.environ, "DATA_DIR": str(data_dir), "CHROMA_URL": chroma_url, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "ingest", "index", *args]
+    if not wait:
+        return subprocess.Popen(command, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, env=env, cwd=data_dir, capture_output=True, text=True, timeout=600, **popen)
+
+
+def prebuilt(site: Path, data_dir: Path, embedder) -> ChromaStore:  # noqa: ANN001
+    """The embedded index a CLI run finds, built in-process with the same (real) model."""
+    store = ChromaStore(path=str(data_dir / "chroma"))
+    sync_index(load_corpus(site), store, embedder)
+    return store
+
+
+def test_json_summary_failures_and_exit_codes(site, data_dir):
+    built = run_cli(str(site), "--json", data_dir=data_dir)
+    assert built.returncode == 0, built.stderr
+    summary = json.loads(built.stdout)
+    assert SUMMARY_KEYS <= set(summary)
+    assert summary["pages_added"] == 4 and summary["chunks_embedded"] == len(load_corpus(site).chunks())
+    assert "embedding:" not in built.stderr  # no progress bar when stderr is not a terminal
+
+    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    broken = run_cli(str(site), "--json", data_dir=data_dir)
+    assert broken.returncode == 1
+    summary = json.loads(broken.stdout)
+    assert summary["pages_failed"] == 1 and summary["chunks_deleted"] == 0 and summary["chunks_embedded"] == 0
+    assert "billing/refunds.mdx" in broken.stderr
+
+    edit(site / "billing/refunds.mdx", "title: [Refunds", "title: Refunds")
+    fixed = run_cli(str(site), data_dir=data_dir)
+    assert fixed.returncode == 0, fixed.stderr
+    assert "0 embedded" in fixed.stdout and "4 unchanged" in fixed.stdout
+
+
+def test_second_ingest_exits_with_a_clear_message_or_waits(site, data_dir, real_embedder):
+    prebuilt(site, data_dir, real_embedder)
+    with index_lock(data_dir):
+        busy = run_cli(str(site), data_dir=data_dir)
+        assert busy.returncode == 2
+        assert "another ingest is running" in busy.stderr and "Traceback" not in busy.stderr
+        waiting = run_cli(str(site), "--wait", "--json", data_dir=data_dir, wait=False)
+        time.sleep(3)
+        assert waiting.poll() is None  # still waiting for the lock this test holds
+    out, err = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, err
+    assert json.loads(out)["chunks_embedded"] == 0
+
+
+def test_chroma_url_selects_the_server(site, data_dir, tmp_path):
+    require(chroma_binary() is not None, "the `chroma` CLI is needed for server-mode tests")
+    with chroma_server(tmp_path / "server") as url:
+        built = run_cli(str(site), "--json", data_dir=data_dir, chroma_url=url)
+        assert built.returncode == 0, built.stderr
+        server_store = ChromaStore(url=url)
+        assert server_store.count() == json.loads(built.stdout)["chunks_total"] > 0
+        assert server_store.manifest().embedder == "all-MiniLM-L6-v2"
+    assert not (data_dir / "chroma").exists()
+
+
+def test_server_down_is_a_clear_error_without_a_traceback(site, data_dir):
+    down = run_cli(str(site), data_dir=data_dir, chroma_url=f"http://127.0.0.1:{free_port()}")
+    assert down.returncode == 2
+    assert down.stderr.startswith("error: ") and "Traceback" not in down.stderr
+    assert "127.0.0.1" in down.stderr

@@ -1,0 +1,271 @@
+"""One suite, two storage modes: embedded Chroma (PersistentClient) and a real `chroma run` server.
+
+Each test builds a small site into a store, mutates the content the way an
+author would, re-ingests, and checks the stored index against what a clean
+build of the mutated content holds: same ids, hashes, text and metadata.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ingest.corpus import load_corpus
+from retrieval.errors import IndexMismatchError
+from retrieval.indexer import sync_index
+from retrieval.store import ChromaStore, chunk_metadata
+from tests.chroma_server import chroma_binary, chroma_server, edit, write_site
+from tests.conftest import require
+from tests.fakes import HashEmbedder
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory):
+    require(chroma_binary() is not None, "the `chroma` CLI is needed for server-mode tests")
+    with chroma_server(tmp_path_factory.mktemp("server") / "chroma") as url:
+        yield url
+
+
+@pytest.fixture(params=["embedded", "server"])
+def make_store(request, tmp_path):
+    """A factory of stores in one Chroma (embedded folder or the test server); names isolate tests."""
+    prefix = f"t{uuid.uuid4().hex[:8]}"
+    if request.param == "embedded":
+        location = {"path": str(tmp_path / "chroma")}
+    else:
+        location = {"url": request.getfixturevalue("server_url")}
+
+    def make(name: str = "docs") -> ChromaStore:
+        return ChromaStore(**location, name=f"{prefix}{name}")
+
+    return make
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    return write_site(tmp_path / "site")
+
+
+def stored(store: ChromaStore) -> dict[str, tuple[str, dict]]:
+    """Every stored record: id → (text, metadata)."""
+    metas = store.hashes()
+    return {c.id: (c.text, metas[c.id][1]) for c in store.chunks()}
+
+
+def clean_build(root: Path) -> dict[str, tuple[str, dict]]:
+    """What a clean build of the content at `root` stores (text and metadata per id)."""
+    return {c.id: (c.text, chunk_metadata(c)) for c in load_corpus(root).chunks()}
+
+
+def vectors(store: ChromaStore) -> dict[str, list[float]]:
+    ids = sorted(store.hashes())
+    return dict(zip(ids, store.vectors(ids), strict=True))
+
+
+def own_collections(store: ChromaStore, name: str) -> list[str]:
+    return [c for c in store.collections() if c.startswith(name)]
+
+
+class FailingEmbedder(HashEmbedder):
+    """Embeds `batches` batches, then fails like a model running out of memory."""
+
+    def __init__(self, batches: int, **kwargs) -> None:  # noqa: ANN003
+        super().__init__(**kwargs)
+        self.left = batches
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        if self.left <= 0:
+            raise RuntimeError("embedder died")
+        self.left -= 1
+        return super().embed(texts)
+
+
+def test_fresh_build_then_noop(make_store, site):
+    store = make_store()
+    first = sync_index(load_corpus(site), store, HashEmbedder())
+    assert first.chunks_embedded == len(clean_build(site)) > 0
+    assert stored(store) == clean_build(site)
+    again = sync_index(load_corpus(site), store, HashEmbedder())
+    assert (again.chunks_embedded, again.chunks_reused, again.chunks_updated, again.chunks_deleted) == (0, 0, 0, 0)
+    assert again.pages_unchanged == 4 and again.pages_changed == 0
+
+
+def test_edit_one_paragraph_reembeds_exactly_that_chunk(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    before = vectors(store)
+    edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 72 hours")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    after = vectors(store)
+    assert report.chunks_embedded == 1 and report.pages_changed == 1
+    assert [cid for cid in after if after[cid] != before[cid]] == ["doc:guides/retries#retry-schedule"]
+    assert stored(store) == clean_build(site)
+
+
+def test_renamed_heading_replaces_the_id(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    edit(site / "guides/retries.mdx", "## Backoff", "## Exponential backoff")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    ids = set(store.hashes())
+    assert "doc:guides/retries#backoff" not in ids and "doc:guides/retries#exponential-backoff" in ids
+    assert report.chunks_deleted == 1 and report.chunks_embedded == 1
+    assert stored(store) == clean_build(site)
+
+
+def test_deleted_page_loses_its_chunks(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    (site / "billing/refunds.mdx").unlink()
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.pages_removed == 1 and report.chunks_deleted == 2
+    assert not [cid for cid in store.hashes() if cid.startswith("doc:billing/refunds")]
+    assert stored(store) == clean_build(site)
+
+
+def test_moved_page_reuses_vectors(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    old = {cid: v for cid, v in vectors(store).items() if cid.startswith("doc:billing/refunds")}
+    (site / "account").mkdir()
+    shutil.move(site / "billing/refunds.mdx", site / "account/refunds.mdx")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert (report.chunks_embedded, report.chunks_reused) == (0, 2)
+    moved = {cid: v for cid, v in vectors(store).items() if cid.startswith("doc:account/refunds")}
+    assert sorted(moved.values()) == sorted(old.values())
+    assert not set(old) & set(store.hashes())
+    assert stored(store) == clean_build(site)
+
+
+def test_broken_front_matter_keeps_old_chunks_and_commits_the_rest(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    kept = {cid: rec for cid, rec in stored(store).items() if cid.startswith("doc:billing/refunds")}
+    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    edit(site / "guides/retries.mdx", "starting at 30 seconds", "starting at 45 seconds")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.pages_failed == 1 and "billing/refunds.mdx" in report.failures[0]
+    assert report.chunks_embedded == 1 and report.chunks_deleted == 0
+    now = stored(store)
+    assert {cid: now[cid] for cid in kept} == kept
+    assert "45 seconds" in now["doc:guides/retries#backoff"][0]
+
+
+def test_access_change_updates_metadata_without_reembedding(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    before = vectors(store)
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.chunks_embedded == 0 and report.chunks_updated == 2 and report.pages_changed == 1
+    assert vectors(store) == before
+    public = {c.id for c in store.chunks(groups=["public"])}
+    staff = {c.id for c in store.chunks(groups=["staff"])}
+    assert "doc:billing/refunds#refund-windows" not in public and "doc:billing/refunds#refund-windows" in staff
+    hits = store.query(HashEmbedder().embed(["refunded within 30 days"])[0], 10, ["public"])
+    assert not [c for c, _ in hits if c.doc_id == "doc:billing/refunds"]
+    assert stored(store) == clean_build(site)
+
+
+def test_edit_and_access_change_together_drop_the_old_group(make_store, site):
+    """Chroma merges metadata on upsert: a re-embedded chunk must not keep `acl_public` from before."""
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    edit(site / "billing/refunds.mdx", "within 30 days", "within 45 days")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.chunks_embedded == 1
+    assert not [c for c in store.chunks(groups=["public"]) if c.doc_id == "doc:billing/refunds"]
+    assert stored(store) == clean_build(site)
+
+
+def test_embedder_change_is_a_clear_error_until_a_full_rebuild(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    other = HashEmbedder(dimension=32, model_id="hash-32")
+    with pytest.raises(IndexMismatchError, match=r"hash-64.*hash-32.*make ingest FULL=1"):
+        sync_index(load_corpus(site), store, other)
+    report = sync_index(load_corpus(site), store, other, full=True)
+    assert report.chunks_embedded == len(clean_build(site))
+    assert (store.manifest().embedder, store.manifest().dimension) == ("hash-32", 32)
+    assert stored(store) == clean_build(site)
+
+
+def test_same_embedder_id_with_another_dimension_is_refused_before_writing(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    before = stored(store)
+    edit(site / "guides/retries.mdx", "8 times", "9 times")
+    with pytest.raises(IndexMismatchError, match="64-dim.*32-dim"):
+        sync_index(load_corpus(site), store, HashEmbedder(dimension=32, model_id="hash-64"))
+    assert stored(store) == before
+
+
+def test_failed_full_rebuild_leaves_old_index_serving_and_next_run_drops_the_orphan(make_store, site, monkeypatch):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    serving, manifest = stored(store), store.manifest()
+    live = own_collections(store, store._name)
+    edit(site / "guides/retries.mdx", "8 times", "10 times")
+    monkeypatch.setattr("retrieval.indexer.EMBED_BATCH", 2)
+    with pytest.raises(RuntimeError, match="embedder died"):
+        sync_index(load_corpus(site), store, FailingEmbedder(2, model_id="hash-v2"), full=True)
+    assert stored(store) == serving and store.manifest() == manifest
+    assert len(own_collections(store, store._name)) == len(live) + 1  # the half-built orphan
+    sync_index(load_corpus(site), store, HashEmbedder())
+    assert own_collections(store, store._name) == live
+    assert stored(store) == clean_build(site)
+
+
+def test_full_rebuild_keeps_chunks_of_pages_that_fail_to_parse(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    kept = {cid: rec for cid, rec in stored(store).items() if cid.startswith("doc:billing/refunds")}
+    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    report = sync_index(load_corpus(site), store, HashEmbedder(), full=True)
+    assert report.pages_failed == 1
+    now = stored(store)
+    assert {cid: now[cid] for cid in kept} == kept
+
+
+def test_rebuild_does_not_touch_a_store_whose_name_shares_the_prefix(make_store, site):
+    docs, staging = make_store("docs"), make_store("docs-staging")
+    sync_index(load_corpus(site), staging, HashEmbedder())
+    sync_index(load_corpus(site), docs, HashEmbedder())
+    sync_index(load_corpus(site), docs, HashEmbedder(), full=True)
+    assert stored(staging) == clean_build(site)
+    assert stored(docs) == clean_build(site)
+
+
+def test_noop_reingest_of_content_embeds_nothing(make_store, tmp_path):
+    root = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "content", root)
+    store = make_store()
+    first = sync_index(load_corpus(root), store, HashEmbedder())
+    again = sync_index(load_corpus(root), store, HashEmbedder())
+    assert first.chunks_embedded > 100
+    assert (again.chunks_embedded, again.chunks_updated, again.chunks_deleted) == (0, 0, 0)
+    assert stored(store) == clean_build(root)
+
+
+def test_real_model_one_paragraph_edit_is_searchable(make_store, site, real_embedder):
+    store = make_store()
+    sync_index(load_corpus(site), store, real_embedder)
+    edit(site / "billing/refunds.mdx", "Annual plans can be refunded within 30 days of purchase.",
+         "Monthly plans are never refunded; cancel before the renewal date instead.")
+    report = sync_index(load_corpus(site), store, real_embedder)
+    assert report.chunks_embedded == 1
+    hits = store.query(real_embedder.embed(["can I get my monthly plan refunded?"])[0], 1, ["public"])
+    assert hits[0][0].id == "doc:billing/refunds#refund-windows" and "never refunded" in hits[0][0].text
+    assert stored(store) == clean_build(site)
+
+
+def test_real_model_noop_reingest_of_content_embeds_nothing(content_index, corpus, real_embedder):
+    report = sync_index(corpus, content_index, real_embedder)
+    assert (report.chunks_embedded, report.chunks_updated, report.chunks_deleted) == (0, 0, 0)
+    assert report.pages_unchanged == len(corpus.pages)

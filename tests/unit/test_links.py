@@ -1,0 +1,74 @@
+"""The link checker: broken internal links and anchors are reported with file:line; nothing else is."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ingest.corpus import load_corpus
+from tests.conftest import CONTENT, REPO
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_content_has_exactly_the_two_deliberately_broken_links():
+    broken = load_corpus(CONTENT).broken_links
+    assert [(b.source, b.line, b.target) for b in broken] == [
+        ("troubleshooting/faq.mdx", 67, "/billing/discount-programs"),
+        ("troubleshooting/faq.mdx", 67, "/guides/event-transformers"),
+    ]
+
+
+def test_every_kind_of_internal_link_is_resolved(tmp_path):
+    root = write(tmp_path, {
+        "site.toml": '[site]\nbase_url = "/docs"\n',
+        "guides/setup.mdx": "# Setup\n\n## Install step\n\n## Custom {#custom-id}\n",
+        "guides/index.mdx": "# Guides\n",
+        "api/keys.mdx": "\n".join([
+            "# Keys",                                        # 1
+            "",
+            "[ok page](/guides/setup) [ok base](/docs/guides/setup#install-step)",  # 3
+            "[ok anchor](#keys) [ok explicit](/guides/setup#custom-id)",          # 4
+            "[ok file](../guides/setup.mdx) [ok folder](/guides/)",              # 5
+            "[ext](https://example.com/x#y) [mail](mailto:a@b.c) [img](/img/a.png)",  # 6
+            "[bad page](/guides/nope) [bad anchor](/guides/setup#nope)",         # 7
+            "[bad local](#missing) [bad file](./gone.mdx)",                      # 8
+            '<Card href="/guides/absent" title="x" />',                         # 9
+            "",
+            "```md",
+            "[in code](/never/checked)",
+            "```",
+        ]),
+    })
+    broken = load_corpus(root).broken_links
+    assert [(b.line, b.target) for b in broken] == [
+        (7, "/guides/nope"), (7, "/guides/setup#nope"), (8, "#missing"), (8, "./gone.mdx"), (9, "/guides/absent"),
+    ]
+    assert all(b.source == "api/keys.mdx" for b in broken)
+    assert "no heading with id 'nope'" in str(broken[1]) and str(broken[0]).startswith("api/keys.mdx:7: ")
+
+
+def test_relative_url_links_resolve_like_a_browser(tmp_path):
+    root = write(tmp_path, {
+        "guides/a.mdx": "# A\n\n[sibling](./b) [up](../api/c#c)\n",
+        "guides/b.mdx": "# B\n",
+        "api/c.mdx": "# C\n",
+    })
+    assert load_corpus(root).broken_links == []
+
+
+def test_links_command_exits_1_and_prints_file_line(tmp_path):
+    root = write(tmp_path, {"a.mdx": "# A\n\n[gone](/nowhere)\n"})
+    result = subprocess.run([sys.executable, "-m", "ingest", "links", str(root)], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 1
+    assert result.stdout.startswith("a.mdx:3: broken link '/nowhere'")
+    write(tmp_path, {"a.mdx": "# A\n\n[fine](#a)\n"})
+    ok = subprocess.run([sys.executable, "-m", "ingest", "links", str(root)], capture_output=True, text=True, cwd=REPO)
+    assert (ok.returncode, ok.stdout) == (0, "")

@@ -1,0 +1,151 @@
+"""Hybrid retrieval with fakes: fusion, dedupe, renumbering, floor, ACL, version and query edge cases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from retrieval.errors import QueryError
+from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_fusion
+from retrieval.rerank import Candidate
+from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
+from retrieval.viewer import Viewer
+from tests.fakes import HashEmbedder, MemoryStore, make_chunk
+
+ANON = Viewer.anonymous()
+STAFF = Viewer.of(["staff"])
+
+DOCS = [
+    make_chunk("billing/refunds", "policy", "Refunds are available within 14 days of the charge for monthly plans.",
+               title="Refunds", heading="Refund policy"),
+    make_chunk("guides/retries", "schedule", "Failed deliveries are retried 15 times over 72 hours with backoff.",
+               title="Endpoints and retries", heading="Retry schedule"),
+    make_chunk("cli/flags", "dry-run", "The --dry-run flag validates a change with the API but changes nothing.",
+               title="Global flags", heading="--dry-run"),
+    make_chunk("api/errors", "fd-4291", "FD-4291 means the workspace sent more requests than its plan allows.",
+               title="Errors", heading="FD-4291 Rate limit exceeded"),
+    make_chunk("internal/overrides", "limits", "A support agent may approve refund overrides up to 500 dollars.",
+               title="Refund override procedure", heading="Approval limits", access=("staff",)),
+]
+
+
+def retriever(chunks=DOCS, **kwargs) -> HybridRetriever:
+    embedder = HashEmbedder()
+    return HybridRetriever(MemoryStore(embedder, chunks), embedder, **kwargs)
+
+
+# -- fusion -------------------------------------------------------------------
+
+
+def test_rrf_rewards_agreement_between_lists():
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "d"]], k=60)
+    assert max(fused, key=fused.get) == "b"
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] > fused["c"] and set(fused) == {"a", "b", "c", "d"}
+
+
+def test_rrf_counts_a_repeated_id_once_per_list_and_checks_weights():
+    assert reciprocal_rank_fusion([["a", "a", "b"]])["b"] == pytest.approx(1 / 62)
+    assert reciprocal_rank_fusion([["a"], ["b"]], weights=[2.0, 1.0])["a"] == pytest.approx(2 / 61)
+    with pytest.raises(ValueError, match="one weight per ranking: 1 weights, 2 rankings"):
+        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+
+
+# -- dedupe -------------------------------------------------------------------
+
+
+def test_near_duplicate_normalizes_case_whitespace_and_unicode_width():
+    assert near_duplicate("Refunds  are\navailable", "refunds are AVAILABLE")
+    assert near_duplicate("ＡＢＣ refunds", "abc refunds")
+    assert not near_duplicate("Refunds are available", "Retries are scheduled")
+
+
+def test_a_shared_partial_inside_a_longer_section_is_a_duplicate():
+    partial = "Verify every delivery with the signing secret before acting on the event body."
+    longer = "Intro paragraph about receivers. " + partial + " Then respond quickly."
+    assert near_duplicate(partial, longer)
+    assert not near_duplicate(partial, "Intro paragraph about receivers. Then respond quickly and log the attempt.")
+
+
+def test_dedupe_keeps_the_best_ranked_of_each_group_in_order():
+    ranked = ["Alpha beta gamma delta epsilon zeta", "Other text entirely here now ok",
+              "alpha  BETA gamma delta epsilon zeta", "Third distinct passage of words here"]
+    assert dedupe(ranked, str) == [ranked[0], ranked[1], ranked[3]]
+    assert dedupe(ranked, str, limit=2) == [ranked[0], ranked[1]]
+
+
+# -- the retriever --------------------------------------------------------------
+
+
+def test_handles_are_c1_to_cn_in_rank_order_with_non_increasing_scores():
+    rset = retriever().search("how many times are failed deliveries retried?", ANON, k=4)
+    assert rset.handles == tuple(f"c{i}" for i in range(1, len(rset.hits) + 1))
+    assert rset.hits[0].chunk.id == "doc:guides/retries#schedule"
+    scores = [h.score for h in rset.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_renumbering_happens_after_dedupe_so_handles_have_no_gaps():
+    copy = replace(DOCS[1], id="doc:guides/retries-copy#schedule", url="/docs/guides/retries-copy#schedule")
+    rset = retriever([*DOCS, copy]).search("how many times are failed deliveries retried?", ANON, k=5)
+    texts = [h.chunk.text for h in rset.hits]
+    assert texts.count(DOCS[1].text) == 1
+    assert rset.handles == tuple(f"c{i}" for i in range(1, len(rset.hits) + 1))
+
+
+def test_identifier_in_the_question_finds_its_section():
+    assert retriever().search("what is --dry-run for?", ANON).hits[0].chunk.id == "doc:cli/flags#dry-run"
+    assert retriever().search("I keep getting FD-4291", ANON).hits[0].chunk.id == "doc:api/errors#fd-4291"
+
+
+def test_restricted_chunk_never_reaches_an_anonymous_viewer_at_any_k():
+    secret = DOCS[-1]
+    for k in (1, 3, 50):
+        assert secret.id not in [h.chunk.id for h in retriever().search(secret.text, ANON, k=k).hits]
+    assert retriever().search(secret.text, STAFF, k=3).hits[0].chunk.id == secret.id
+
+
+def test_version_prefers_the_pages_of_that_version():
+    legacy = replace(make_chunk("v1/retries", "schedule", "Failed deliveries are retried 8 times over 24 hours.",
+                                title="Retries in v1", heading="Retry schedule"), doc_version="1.9")
+    r = retriever([*DOCS, legacy])
+    question = "how many times are failed deliveries retried?"
+    assert r.search(question, ANON, version="1.9").hits[0].chunk.id == legacy.id
+    assert r.search(question, ANON, version="2.4").hits[0].chunk.id == "doc:guides/retries#schedule"
+    assert legacy.id in [h.chunk.id for h in r.search(question, ANON, version="2.4", k=6).hits]
+
+
+def test_floor_keeps_similar_or_term_sharing_candidates_and_drops_the_rest():
+    r = retriever(dense_floor=0.25, lexical_dense_floor=0.1)
+    chunk = DOCS[0]
+    assert r.relevant(Candidate(chunk, 0.01, dense=0.3))
+    assert r.relevant(Candidate(chunk, 0.01, dense=0.15, lexical=2.0))
+    assert not r.relevant(Candidate(chunk, 0.01, dense=0.15))
+    assert not r.relevant(Candidate(chunk, 0.01, dense=0.05, lexical=2.0))
+
+
+def test_nothing_above_the_floor_gives_an_empty_set():
+    r = retriever(dense_floor=1.01, lexical_dense_floor=1.01)
+    assert not r.search("refunds within 14 days", ANON)
+
+
+def test_empty_store_gives_an_empty_set():
+    assert retriever([]).search("how do refunds work?", ANON).hits == ()
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_empty_question_is_a_query_error(question):
+    with pytest.raises(QueryError, match="empty"):
+        retriever().search(question, ANON)
+
+
+def test_very_long_question_is_truncated_not_an_error():
+    rset = retriever().search("refund policy " * 10_000, ANON)
+    assert len(rset.question) <= MAX_QUESTION_CHARS
+    assert rset.hits[0].chunk.id == "doc:billing/refunds#policy"
+
+
+def test_default_k_and_call_without_version_still_work():
+    r = retriever(k=2)
+    assert len(r.search("refunds retries flags errors", ANON).hits) <= 2

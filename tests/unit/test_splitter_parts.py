@@ -1,0 +1,74 @@
+"""Long sections become parts that fit the embedder, keep the anchor, and map back to contiguous source lines."""
+
+from __future__ import annotations
+
+from ingest.parser import parse_text
+from ingest.site import SiteConfig
+from ingest.splitter import MAX_CHUNK_CHARS, split_page
+
+SENTENCES = [f"Sentence number {n} explains one more detail about webhook retries and backoff." for n in range(40)]
+
+
+def parts(text: str, max_chars: int = MAX_CHUNK_CHARS):
+    page = parse_text(text, "p.mdx", SiteConfig())
+    return page, split_page(page, max_chars=max_chars)
+
+
+def assert_spans_hold(page, chunks):
+    lines = page.body.split("\n")
+    for chunk in chunks:
+        span = chunk.span
+        assert page.body[span.start : span.end].split("\n") == lines[span.line_start - 1 : span.line_end]
+    for before, after in zip(chunks, chunks[1:]):
+        if before.anchor == after.anchor:
+            assert after.span.line_start in (before.span.line_end, before.span.line_end + 1)
+
+
+def test_a_long_one_line_paragraph_is_cut_between_sentences():
+    page, chunks = parts("# Retries\n\n" + " ".join(SENTENCES) + "\n")
+    assert [c.id for c in chunks] == ["doc:p#retries"] + [f"doc:p#retries~{n}" for n in range(2, len(chunks) + 1)]
+    assert len(chunks) >= 3
+    assert all(len(c.text) <= MAX_CHUNK_CHARS for c in chunks)
+    assert " ".join(c.text for c in chunks) == " ".join(SENTENCES)  # nothing lost, cut only between sentences
+    assert all(c.text.endswith(".") for c in chunks)
+    assert chunks[0].span.line_start == 1  # the first part's span holds the heading line
+    assert_spans_hold(page, chunks)
+
+
+def test_one_sentence_per_line_gives_parts_on_their_own_lines():
+    page, chunks = parts("# Retries\n\n" + "\n".join(SENTENCES) + "\n")
+    assert len(chunks) >= 3
+    assert_spans_hold(page, chunks)
+    for chunk in chunks[1:]:
+        first_line = page.body.split("\n")[chunk.span.line_start - 1]
+        assert first_line == chunk.text.split(" Sentence")[0]
+        assert chunks[0].span.line_end < chunk.span.line_start
+
+
+def test_an_oversized_fence_or_table_stays_whole():
+    fence = "```text\n" + "\n".join(f"line {n} of a long log output" for n in range(80)) + "\n```"
+    table = "| a | b |\n| --- | --- |\n" + "\n".join(f"| {n} | value {n} |" for n in range(120))
+    page, chunks = parts(f"# Logs\n\nIntro.\n\n{fence}\n\n{table}\n\nOutro.\n")
+    texts = [c.text for c in chunks]
+    assert any(t.startswith("```text") and t.endswith("```") and "line 79" in t for t in texts)
+    assert sum("line 0 of" in t for t in texts) == 1 and sum(t.count("```") for t in texts) == 2
+    table_parts = [t for t in texts if "value 0" in t]
+    assert len(table_parts) == 1 and "value 119" in table_parts[0]
+    assert_spans_hold(page, chunks)
+
+
+def test_a_long_list_is_cut_between_top_level_items():
+    items = "\n".join(f"- item {n} says something useful about routing rules\n  - nested detail {n}" for n in range(40))
+    page, chunks = parts(f"# Rules\n\n{items}\n")
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert chunk.text.startswith("- item ")
+        assert chunk.text.count("- item") == chunk.text.count("  - nested")  # nested items stay with their parent
+    assert_spans_hold(page, chunks)
+
+
+def test_text_before_the_first_heading_splits_with_page_ids():
+    page, chunks = parts(" ".join(SENTENCES) + "\n\n# Later\n\nShort.\n")
+    assert chunks[0].id == "doc:p" and chunks[1].id == "doc:p~2"
+    assert chunks[-1].id == "doc:p#later"
+    assert_spans_hold(page, chunks)

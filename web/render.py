@@ -1,0 +1,206 @@
+"""View models for the chat templates, computed in code so templates stay dumb and links stay safe.
+
+Every link a visitor can click is rebuilt here from the chunk of this turn's
+retrieval set — never taken from model text — and only kept when it points at
+the site's own URLs. Card ids carry the turn id, so two turns that both cite
+`c1` never collide.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from markupsafe import Markup, escape
+
+from answer.verify import Citation, Claim, text_fragment
+from ingest.site import SiteConfig
+from retrieval.search import RetrievalSet
+
+log = logging.getLogger(__name__)
+
+EXCERPT_CHARS = 160
+_TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
+
+
+@dataclass(frozen=True)
+class Looked:
+    """One retrieved section as the "looked at" list names it (titles only, never scores)."""
+
+    handle: str
+    title: str
+    heading: str
+
+
+@dataclass(frozen=True)
+class Cite:
+    """A verified citation ready for a chip and its hover card."""
+
+    handle: str
+    card_id: str
+    href: str | None  # None when the link would leave the site: the chip then renders without a link
+    title: str
+    heading_path: tuple[str, ...]
+    doc_version: str
+    before: str
+    quote: str
+    after: str
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    text: str
+    status: str
+    stitched: bool
+    cites: tuple[Cite, ...]
+
+    @property
+    def repeats_quote(self) -> bool:
+        return len(self.cites) == 1 and same_text(self.text, self.cites[0].quote)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One cited section in the side panel, listed once with every exact quote taken from it."""
+
+    handle: str
+    title: str
+    heading_path: tuple[str, ...]
+    href: str | None
+    quotes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TurnView:
+    tid: str
+    question: str
+    state: str  # verified / degraded / refused / unverified (what the visitor sees)
+    answer_id: str
+    looked_at: tuple[Looked, ...]
+    claims: tuple[ClaimView, ...]
+    sources: tuple[Source, ...]
+    hidden: tuple[str, ...]
+
+
+def turn_id(value: Any, default: str) -> str:
+    """A client-supplied turn id is only used when it is a short plain token."""
+    return value if isinstance(value, str) and _TURN_ID.match(value) else default
+
+
+def is_site_url(url: str, site: SiteConfig) -> bool:
+    """True only for URLs under the site's base URL (the local viewer or the external docs host)."""
+    base = site.base_url.rstrip("/")
+    if site.is_external:
+        want, got = urlsplit(base), urlsplit(url)
+        return (got.scheme, got.netloc) == (want.scheme, want.netloc) and (
+            got.path == want.path or got.path.startswith(want.path.rstrip("/") + "/"))
+    if url.startswith("//") or urlsplit(url).scheme:
+        return False
+    return url == base or url.startswith(base + "/") or url.startswith(base + "#") or (base == "" and url.startswith("/"))
+
+
+def source_href(rset: RetrievalSet, citation: Citation, site: SiteConfig) -> str | None:
+    """The "Open source" link, rebuilt from the retrieved chunk: `<page url>#<anchor>:~:text=…`."""
+    hit = rset.get(citation.handle)
+    if hit is None or hit.chunk.id != citation.chunk_id:
+        log.error("citation %s does not resolve to %s in retrieval set %s", citation.handle, citation.chunk_id, rset.id)
+        return None
+    chunk = hit.chunk
+    fragment = text_fragment(chunk.text[citation.start : citation.end])
+    url = f"{chunk.url}{fragment}" if "#" in chunk.url else f"{chunk.url}#{fragment}"
+    if not is_site_url(url, site):
+        log.error("refusing to link %s: it is not under the site base URL %s", chunk.url, site.base_url)
+        return None
+    return url
+
+
+def excerpt(text: str, start: int, end: int, width: int = EXCERPT_CHARS) -> tuple[str, str, str]:
+    """(text before, quoted span, text after) of a span inside its chunk, for the hover card."""
+    before = text[max(0, start - width) : start]
+    after = text[end : end + width]
+    return ("…" if start > width else "") + before, text[start:end], after + ("…" if end + width < len(text) else "")
+
+
+def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str) -> Cite:
+    hit = rset.get(citation.handle)
+    if hit is not None and hit.chunk.id == citation.chunk_id:
+        before, quote, after = excerpt(hit.chunk.text, citation.start, citation.end)
+    else:  # cannot happen for a verified citation; show the quote alone rather than guess
+        before, quote, after = "", citation.quote, ""
+    return Cite(
+        handle=citation.handle, card_id=card_id, href=source_href(rset, citation, site), title=citation.title,
+        heading_path=section_path(citation.title, citation.heading_path), doc_version=citation.doc_version, before=before, quote=quote, after=after,
+    )
+
+
+def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int) -> ClaimView:
+    """One verified claim; `number` (1-based, in answer order) keeps card ids stable between stream and page."""
+    cites = tuple(cite_view(rset, c, site, f"card-{tid}-{number}-{i}") for i, c in enumerate(claim.citations, start=1))
+    return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=cites)
+
+
+def section_path(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
+    """The heading path below the page title (the title is shown on its own already)."""
+    path = tuple(heading_path)
+    return path[1:] if path and path[0] == title else path
+
+
+def looked_at(rset: RetrievalSet | None) -> tuple[Looked, ...]:
+    if rset is None:
+        return ()
+    return tuple(Looked(h.handle, h.chunk.title, " › ".join(section_path(h.chunk.title, h.chunk.heading_path)[-2:]))
+                 for h in rset.hits)
+
+
+def same_text(a: str, b: str) -> bool:
+    """True when a caption only repeats its quote, so it need not be shown twice."""
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    return norm(a) == norm(b)
+
+
+def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig) -> tuple[Source, ...]:
+    """Each cited section once, in order of first citation, with its distinct quotes."""
+    order: dict[str, Source] = {}
+    for claim in claims:
+        for c in claim.citations:
+            found = order.get(c.chunk_id)
+            if found is None:
+                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path), source_href(rset, c, site), (c.quote,))
+            elif c.quote not in found.quotes:
+                order[c.chunk_id] = Source(found.handle, found.title, found.heading_path, found.href,
+                                           found.quotes + (c.quote,))
+    return tuple(order.values())
+
+
+def display_state(answer: Any, policy: str = "hide") -> str:
+    """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
+    if answer.state == "answered":
+        return DEGRADED if answer.degraded else VERIFIED
+    if answer.state == "unverified":
+        return REFUSED if policy == "refuse" else UNVERIFIED
+    return REFUSED
+
+
+def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> TurnView:
+    rset = answer.retrieval
+    state = display_state(answer, policy)
+    return TurnView(
+        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset),
+        claims=tuple(claim_view(c, rset, site, tid, n) for n, c in enumerate(answer.claims, start=1)),
+        sources=sources(answer.claims, rset, site), hidden=answer.hidden if state == UNVERIFIED else (),
+    )
+
+
+def inline_code(text: str) -> Markup:
+    """Escape text and show `backticked` spans as code, as the docs render them."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # unbalanced backticks: show the text as it is
+        return Markup(escape(text))
+    return Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>%s</code>") % p for i, p in enumerate(parts))
