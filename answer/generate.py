@@ -39,6 +39,7 @@ class Candidate:
     handle: str
     rank: int
     text: str
+    context: str  # page title and heading path: where the sentence sits
 
 
 def sentences(text: str) -> list[str]:
@@ -71,25 +72,37 @@ class ExtractiveGenerator:
         top_hits: int = 3,
         min_similarity: float = 0.45,
         keep_within: float = 0.12,
+        min_coverage: float = 0.5,
+        confident_similarity: float = 0.6,
     ) -> None:
         self.embedder = embedder
         self.max_claims = max_claims
         self.top_hits = top_hits
         self.min_similarity = min_similarity
         self.keep_within = keep_within
+        self.min_coverage = min_coverage
+        self.confident_similarity = confident_similarity
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         candidates = [
-            Candidate(hit.handle, rank, text)
+            Candidate(hit.handle, rank, text, " ".join((hit.chunk.title, *hit.chunk.heading_path)))
             for rank, hit in enumerate(rset.hits[: self.top_hits])
             for text in sentences(hit.chunk.text)
         ]
         question_terms = key_terms(question)
-        candidates = [c for c in candidates if question_terms & key_terms(c.text)]
+        candidates = [c for c in candidates if question_terms & (key_terms(c.text) | key_terms(c.context))]
         if not candidates:
             return Draft(refused=True, claims=(), raw="no sentence shares a content word with the question")
         scores = self._scores(question, question_terms, candidates)
-        ranked = sorted(zip(scores, candidates), key=lambda pair: (-pair[0], pair[1].rank))
+        # Evidence first: a sentence qualifies when it, with the headings it sits under, covers
+        # enough of what the question asks about, or is very close to it in meaning.
+        ranked = sorted(
+            ((s, c) for s, c in zip(scores, candidates)
+             if _coverage(question_terms, c) >= self.min_coverage or s >= self.confident_similarity),
+            key=lambda pair: (-pair[0], pair[1].rank),
+        )
+        if not ranked:
+            return Draft(refused=True, claims=(), raw=f"no sentence covers {self.min_coverage:.0%} of the question's terms")
         best = ranked[0][0]
         if best < self.min_similarity:
             return Draft(refused=True, claims=(), raw=f"best sentence similarity {best:.2f} < {self.min_similarity}")
@@ -106,6 +119,13 @@ class ExtractiveGenerator:
         q = vectors[0]
         sims = [_cosine(q, v) for v in vectors[1:]]
         return [s + 0.1 * o - 0.02 * c.rank for s, o, c in zip(sims, overlap, candidates)]
+
+
+def _coverage(terms: set[str], candidate: Candidate) -> float:
+    """Share of the question's key terms found in a sentence or the headings above it."""
+    if not terms:
+        return 0.0
+    return len(terms & (key_terms(candidate.text) | key_terms(candidate.context))) / len(terms)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -95,7 +95,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         if token.type == "heading_open" and token.level == 0:
             line = token.map[0] if token.map else 0
             close(line)
-            current = headings[i]
+            current = headings[(i, 0)]
             while path and path[-1][0] >= current.level:
                 path.pop()
             path.append((current.level, current.text))
@@ -128,26 +128,27 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     )
 
 
-def _headings(tokens: list[Token], slugger: Any) -> dict[int, Heading]:
-    """Every heading by token index, in document order, so duplicate numbering matches the site's.
+def _headings(tokens: list[Token], slugger: Any) -> dict[tuple[int, int], Heading]:
+    """Every heading by (token index, line in block), in document order, so duplicate numbering matches the site's.
 
     Headings nested in lists, quotes or components get ids on the site too
     (rehype-slug visits every heading); raw `<hN>` HTML/JSX headings do not,
     unless they carry an `id` attribute.
     """
-    found: dict[int, Heading] = {}
+    found: dict[tuple[int, int], Heading] = {}  # (token index, line within an HTML block)
     for i, token in enumerate(tokens):
         line = token.map[0] if token.map else 0
         if token.type == "heading_open":
             display, anchor_text, explicit = _heading_text(tokens[i + 1])
             anchor = explicit or slugger.slug(anchor_text)
-            found[i] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
+            found[(i, 0)] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
         elif token.type == "html_block":
-            match = _HTML_HEADING.match(token.content)
-            if match:
-                ident = _ID_ATTR.search(match["attrs"])
-                found[i] = Heading(line=line + 1, level=int(match.group(1)), text=_strip_tags(match["text"]),
-                                   anchor=(ident[1] or ident[2]) if ident else None)
+            for k, text in enumerate(token.content.split("\n")):
+                match = _HTML_HEADING.match(text)
+                if match:
+                    ident = _ID_ATTR.search(match["attrs"])
+                    found[(i, k)] = Heading(line=line + k + 1, level=int(match.group(1)), text=_strip_tags(match["text"]),
+                                                  anchor=(ident[1] or ident[2]) if ident else None)
     return found
 
 
@@ -193,12 +194,7 @@ def render_html(page: Page, *, link_base: str = "") -> str:
         if token.type == "heading_open" and line in anchors:
             token.attrSet("id", anchors[line])
         elif token.type == "html_block":
-            heading = _HTML_HEADING.match(token.content)
-            rest = _strip_tags(token.content[heading.end():] if heading else token.content)
-            token.content = f"<p>{html.escape(rest)}</p>\n" if rest else ""
-            if heading:
-                level, ident = heading.group(1), f' id="{html.escape(anchors[line])}"' if line in anchors else ""
-                token.content = f"<h{level}{ident}>{html.escape(_strip_tags(heading['text']))}</h{level}>\n" + token.content
+            token.content = _safe_html_block(token.content, line, anchors)
         elif token.type == "inline":
             for child in token.children or []:
                 if child.type == "html_inline":
@@ -212,6 +208,25 @@ def render_html(page: Page, *, link_base: str = "") -> str:
             if token.children and token.children[-1].type == "text":
                 token.children[-1].content = _EXPLICIT_ID.sub("", token.children[-1].content)
     return md.renderer.render(tokens, md.options, {})
+
+
+def _safe_html_block(content: str, line: int, anchors: dict[int, str]) -> str:
+    """A raw HTML block as escaped text: `<hN>` lines stay headings (with an id only if they had one), the rest a paragraph."""
+    out: list[str] = []
+    para: list[str] = []
+    for k, text in enumerate(content.split("\n") + [""]):
+        heading = _HTML_HEADING.match(text)
+        if heading or k == content.count("\n") + 1:
+            rest = _strip_tags("\n".join(para))
+            out.append(f"<p>{html.escape(rest)}</p>\n" if rest else "")
+            para = []
+        if heading:
+            level = heading.group(1)
+            ident = f' id="{html.escape(anchors[line + k])}"' if (line + k) in anchors else ""
+            out.append(f"<h{level}{ident}>{html.escape(_strip_tags(heading['text']))}</h{level}>\n")
+        else:
+            para.append(text)
+    return "".join(out)
 
 
 def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:

@@ -27,7 +27,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from .services import open_retriever
 
     viewer = Viewer.of(args.groups.split(",") if args.groups else ())
-    rset = open_retriever(settings).search(args.question, viewer, k=args.k)
+    rset = open_retriever(settings).search(args.question, viewer, k=args.k, version=args.version or None)
     rows = [{"handle": h.handle, "id": h.chunk.id, "url": h.chunk.url, "title": h.chunk.title,
              "heading_path": list(h.chunk.heading_path), "score": round(h.score, 4),
              "preview": h.chunk.text[:160]} for h in rset.hits]
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("question")
     search.add_argument("--groups", default="", help="comma-separated reader groups (default: public only)")
     search.add_argument("--k", type=int, default=6)
+    search.add_argument("--version", default="", help="docs version the reader is browsing (preferred, not filtered)")
     search.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:

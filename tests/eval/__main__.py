@@ -31,16 +31,6 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def expand_viewers(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Staff-only questions are asked twice: anonymously (must be refused) and as their groups (answered)."""
-    out = []
-    for q in questions:
-        out.append(q)
-        if q.get("groups") and q.get("answerable"):
-            out.append(q | {"id": f"{q['id']}-anonymous", "groups": [], "answerable": False, "kind": f"{q.get('kind', '')}-as-anonymous"})
-    return out
-
-
 def anchor_validity(corpus: Any, urls: set[str]) -> dict[str, bool]:
     """Cited URL → whether its anchor is an id on the rendered page."""
     from ingest.parser import render_html
@@ -138,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     corpus, store, embedder = build_index(settings.data_dir)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    questions = expand_viewers(load_jsonl(HERE / "questions.jsonl"))
+    questions = load_jsonl(HERE / "questions.jsonl")
     results: dict[str, Any] = {}
     for name, generator in generators(args.generator, embedder).items():
         rows, answers = run_questions(Answerer(retriever, generator), questions)

@@ -37,9 +37,9 @@ def query_from(chunk) -> str:
 def test_no_restricted_chunk_reaches_an_anonymous_viewer_but_its_group_finds_it(hybrid, restricted):
     for chunk in restricted:
         question = query_from(chunk)
-        anonymous = [h.chunk.id for h in hybrid.search(question, ANON, k=50).hits]
-        assert chunk.id not in anonymous
-        assert all(h.chunk.access == ("public",) for h in hybrid.search(question, ANON, k=50).hits)
+        anonymous = hybrid.search(question, ANON, k=50).hits
+        assert chunk.id not in [h.chunk.id for h in anonymous]
+        assert all(h.chunk.readable_by(ANON.groups) for h in anonymous)
         member = [h.chunk.id for h in hybrid.search(question, Viewer.of(chunk.access), k=10).hits]
         assert chunk.id in member, f"{chunk.id} not found by its own group"
 
@@ -60,7 +60,6 @@ def test_handles_follow_rank_order_after_dedupe(hybrid):
     assert len({h.chunk.id for h in rset.hits}) == len(rset.hits)
     for i, a in enumerate(rset.hits):
         assert not any(near_duplicate(a.chunk.text, b.chunk.text) for b in rset.hits[i + 1 :])
-    assert rset.hits[0].chunk.id == "doc:guides/retries#how-retries-work"
 
 
 def test_version_scoping_prefers_legacy_pages_for_a_legacy_reader(hybrid):

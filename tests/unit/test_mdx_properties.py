@@ -44,14 +44,14 @@ blocks = st.one_of(
     st.builds(lambda a, h: f"> {a}\n>\n> {h}", paragraphs, headings),
     st.builds(lambda h: f"<h3>{h}</h3>", words),
 )
-documents = st.lists(blocks, min_size=1, max_size=14).map("\n\n".join)
+documents = st.lists(blocks, min_size=1, max_size=10).map("\n\n".join)
 front_matter = st.sampled_from(["", "---\ntitle: T\n---\n", "---\ntitle: T\nversion: \"2\"\n---\n\n"])
 
 FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1$", re.MULTILINE | re.DOTALL)
 LEAKS = re.compile(r"^import |^export |\{/\*|<!--|<Tabs|</TabItem>|<TabItem|<Callout|<Card|<Badge|<Kbd|:::", re.MULTILINE)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=400))
 def test_arbitrary_text_parses_or_raises_page_error(text):
     try:
@@ -61,7 +61,7 @@ def test_arbitrary_text_parses_or_raises_page_error(text):
     split_page(page)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(blocks, st.text(max_size=60)), min_size=1, max_size=10).map("\n".join))
 def test_mdx_ish_text_with_noise_parses_or_raises_page_error(text):
     try:
@@ -71,19 +71,21 @@ def test_mdx_ish_text_with_noise_parses_or_raises_page_error(text):
     split_page(page)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(front_matter, documents)
 def test_chunks_map_back_to_their_source_and_leak_no_mdx(fm, body):
     page = parse_text(fm + body, "x.mdx", SITE)
     lines = page.body.split("\n")
-    headings = {h.anchor: h.line for h in page.headings if h.anchor}
+    heading_lines: dict[str, set[int]] = {}
+    for h in page.headings:
+        heading_lines.setdefault(h.anchor or "", set()).add(h.line)
     chunks = split_page(page)
     for chunk in chunks:
         span = chunk.span
         assert 1 <= span.line_start <= span.line_end <= len(lines)
         assert page.body[span.start : span.end].split("\n") == lines[span.line_start - 1 : span.line_end]
         if chunk.anchor and "~" not in chunk.id:
-            assert span.line_start == headings[chunk.anchor]  # the first part's span holds its heading line
+            assert span.line_start in heading_lines[chunk.anchor]  # the first part's span holds its heading line
         prose = FENCE.sub("", chunk.text)
         assert not LEAKS.search(prose), prose
         assert "\ue000" not in chunk.text and "\ue001" not in chunk.text
