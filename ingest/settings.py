@@ -22,6 +22,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     embed_model: str = "all-MiniLM-L6-v2"
+    rerank_model: str = ""  # a sentence-transformers CrossEncoder folder; empty = offline signal reranker
     llm_model: str = ""  # empty = offline extractive generator
     llm_api_base: str = ""
     llm_api_key: str = field(default="", repr=False)
@@ -69,6 +70,7 @@ class Settings:
             host=env.get("HOST", "127.0.0.1").strip() or "127.0.0.1",
             port=int(port),
             embed_model=env.get("EMBED_MODEL", "").strip() or cls.embed_model,
+            rerank_model=env.get("RERANK_MODEL", "").strip(),
             llm_model=env.get("LLM_MODEL", "").strip(),
             llm_api_base=env.get("LLM_API_BASE", "").strip(),
             llm_api_key=env.get("LLM_API_KEY", "").strip(),

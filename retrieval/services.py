@@ -36,6 +36,5 @@ def open_retriever(settings: Settings, store: ChromaStore | None = None, embedde
 
 
 def open_reranker(settings: Settings) -> Reranker:
-    """The cross-encoder when the site configures one (`rerank_model`), else the offline signal reranker."""
-    model_path = getattr(settings, "rerank_model", "") or ""
-    return CrossEncoderReranker(model_path) if model_path else SignalReranker()
+    """The cross-encoder when RERANK_MODEL names one, else the offline signal reranker."""
+    return CrossEncoderReranker(settings.rerank_model) if settings.rerank_model else SignalReranker()

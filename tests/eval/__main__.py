@@ -141,15 +141,19 @@ def run(args: argparse.Namespace) -> int:
             writer = csv.DictWriter(handle, fieldnames=list(sample[0]) if sample else ["question"])
             writer.writeheader()
             writer.writerows(sample)
+    from .retrieval_eval import evaluate as evaluate_retrieval
+
+    methods = evaluate_retrieval(store, embedder, questions)["methods"]
     calibration = confusion(DeterministicChecker(), load_jsonl(HERE / "calibration.jsonl"))
     thresholds = json.loads((HERE / "thresholds.json").read_text())
-    failures = check_thresholds(results, thresholds)
-    report = {"generators": results, "calibration": {"deterministic": calibration}, "thresholds": thresholds,
+    failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
+    report = {"retrieval_methods": methods, "generators": results, "calibration": {"deterministic": calibration}, "thresholds": thresholds,
               "threshold_failures": failures}
     write_reports(report, Path(args.out))
     for name, result in results.items():
         print(f"== {name}")
         print(json.dumps({k: v for k, v in result["metrics"].items() if k != "latency_ms"}, indent=1))
+    print("retrieval methods:", json.dumps(methods, indent=1))
     print(f"calibration accuracy (deterministic checker): {calibration['accuracy']}")
     print(f"reports in {args.out}/report.{{json,md,html}}")
     for failure in failures:

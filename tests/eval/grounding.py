@@ -101,9 +101,9 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
         "questions": len(rows),
         "answerable": len(answerable),
         "unanswerable": len(unanswerable),
-        "retrieval": {
-            "recall_at_1": _share(sum(r.rank == 1 for r in answerable), len(answerable)),
-            "recall_at_5": _share(sum(r.rank is not None and r.rank <= 5 for r in answerable), len(answerable)),
+        "retrieval_in_answer": {  # any gold section among the hits the generator saw
+            "hit_at_1": _share(sum(r.rank == 1 for r in answerable), len(answerable)),
+            "hit_at_5": _share(sum(r.rank is not None and r.rank <= 5 for r in answerable), len(answerable)),
             "mrr": _share(sum(1 / r.rank for r in answerable if r.rank), len(answerable)),
         },
         "quote_correctness": _share(quotes_ok, quotes_total),

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 HEADLINE = [
-    ("retrieval.recall_at_1", "recall@1"), ("retrieval.recall_at_5", "recall@5"), ("retrieval.mrr", "MRR"),
+    ("retrieval_in_answer.hit_at_1", "gold section at rank 1"), ("retrieval_in_answer.hit_at_5", "gold section in top 5"),
+    ("retrieval_in_answer.mrr", "MRR (first gold section)"),
     ("quote_correctness", "quote correctness"), ("attribution_coverage", "attribution coverage"),
     ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
     ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
@@ -67,6 +68,13 @@ def markdown(report: dict[str, Any]) -> str:
     lines = ["# Evaluation report", "", "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for key, label in HEADLINE:
         lines.append(f"| {label} | " + " | ".join(str(_get(report["generators"][n]["metrics"], key)) for n in names) + " |")
+    methods = report.get("retrieval_methods", {})
+    if methods:
+        lines += ["", "## Retrieval methods (recall of gold sections, answerable questions)", "",
+                  "| method | recall@1 | recall@5 | MRR | p50 ms | p95 ms | leaks |", "|---|---|---|---|---|---|---|"]
+        for name, m in methods.items():
+            lines.append(f"| {name} | {m['recall@1']} | {m['recall@5']} | {m['mrr']} | {m['latency_ms_p50']} | "
+                         f"{m['latency_ms_p95']} | {m['leaks']} |")
     calibration = report["calibration"]["deterministic"]
     lines += ["", f"Support checker calibration accuracy: {calibration['accuracy']}", "",
               "| gold \\ predicted | supported | partial | unsupported |", "|---|---|---|---|"]

@@ -101,7 +101,7 @@ def test_phantom_twice_is_unverified_with_the_text_kept_for_the_audit(llm):
     answer = ask(llm)
     assert (answer.state, answer.degraded, answer.claims) == ("unverified", True, ())
     assert answer.hidden == ("Refunds are available within 14 days.",)
-    assert answer.phantoms == 1
+    assert answer.phantoms == 2  # counted over both attempts: how often the model invented a handle
     assert len(llm.requests) == 2  # exactly one verifier retry
 
 
