@@ -95,12 +95,20 @@ class Verification:
 
 
 def text_fragment(quote: str) -> str:
-    """A `#:~:text=` directive that makes browsers scroll to and highlight the quote."""
-    words = quote.split()
+    """A `#:~:text=` directive that makes browsers scroll to and highlight the quote.
+
+    It must match the *rendered* page, so Markdown markup kept in chunk text
+    (backticks, list markers, table pipes) is left out; `-` is escaped because
+    the directive syntax gives it a meaning.
+    """
+    words = [w for w in quote.replace("`", "").split() if w not in ("|", "-", "*")]
+
+    def encode(text: str) -> str:
+        return url_quote(text, safe="").replace("-", "%2D")
+
     if len(words) > 8:
-        start, end = " ".join(words[:4]), " ".join(words[-4:])
-        return f":~:text={url_quote(start, safe='')},{url_quote(end, safe='')}"
-    return f":~:text={url_quote(' '.join(words), safe='')}"
+        return f":~:text={encode(' '.join(words[:4]))},{encode(' '.join(words[-4:]))}"
+    return f":~:text={encode(' '.join(words))}"
 
 
 def verify(

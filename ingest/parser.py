@@ -250,8 +250,9 @@ def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:
             line = mark.line + 2 if mark is not None else 1
             reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p)
             raise PageError(source, line, f"invalid YAML front matter: {reason or exc}") from exc
-    if not isinstance(post.metadata, dict):
-        raise PageError(source, 2, "front matter must be a YAML mapping")
+    block = yaml.safe_load("\n".join(lines[1:end]))  # python-frontmatter turns a non-mapping into {}: a public page
+    if not isinstance(post.metadata, dict) or not isinstance(block, (dict, type(None))):
+        raise PageError(source, 2, f"front matter must be a YAML mapping, got {type(block).__name__}")
     return dict(post.metadata), end + 1
 
 

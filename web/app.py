@@ -185,6 +185,10 @@ def create_app(
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def api_ask(request: Request) -> Response:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json" and not kind.endswith("+json"):  # a text/plain post is a cross-site "simple request"
+            return JSONResponse({"error": f"the body must be JSON sent as application/json, got {kind or 'no content type'!r}"},
+                                status_code=415)
         try:
             body = await request.json()
         except Exception:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 160
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_URL_TRAPS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
 
@@ -95,6 +96,8 @@ def turn_id(value: Any, default: str) -> str:
 
 def is_site_url(url: str, site: SiteConfig) -> bool:
     """True only for URLs under the site's base URL (the local viewer or the external docs host)."""
+    if _URL_TRAPS.search(url):  # browsers drop tabs/newlines and read a backslash as "/", so "/" + "\\evil" leaves the site
+        return False
     base = site.base_url.rstrip("/")
     if site.is_external:
         want, got = urlsplit(base), urlsplit(url)

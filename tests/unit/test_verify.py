@@ -193,3 +193,13 @@ def test_every_surviving_citation_resolves_matches_and_is_readable(case):
         assert claim.status != UNSUPPORTED
         assert DeterministicChecker().check(claim.text, [c.quote for c in claim.citations]).status != UNSUPPORTED
     assert len(result.claims) + len(result.dropped_claims) == len(draft_.claims)
+
+
+def test_text_fragment_matches_rendered_text_not_markdown():
+    from answer.verify import text_fragment
+
+    # Rendered pages show `FD-4131` as code without backticks; '-' has a meaning in the directive.
+    assert text_fragment("rejected with error `FD-4131`") == ":~:text=rejected%20with%20error%20FD%2D4131"
+    long = text_fragment("Plan | Requests per second | Burst capacity Free | 10 | 20 Starter | 50")
+    assert "|" not in long and "%7C" not in long
+    assert long.count(",") == 1  # start,end form for long quotes
