@@ -32,7 +32,9 @@ UNVERIFIED = "unverified"
 
 
 class Retriever(Protocol):
-    def search(self, question: str, viewer: Viewer, *, k: int | None = None) -> RetrievalSet: ...
+    def search(
+        self, question: str, viewer: Viewer, *, k: int | None = None, version: str | None = None
+    ) -> RetrievalSet: ...
 
 
 class AuditLog(Protocol):
@@ -139,17 +141,18 @@ class Answerer:
         self.retry = retry
         self.unverified_policy = unverified_policy
 
-    def ask(self, question: str, viewer: Viewer) -> Answer:
-        events = list(self.events(question, viewer))
+    def ask(self, question: str, viewer: Viewer, *, version: str | None = None) -> Answer:
+        events = list(self.events(question, viewer, version=version))
         answer = events[-1].answer
         assert answer is not None
         return answer
 
-    def events(self, question: str, viewer: Viewer) -> Iterator[Event]:
+    def events(self, question: str, viewer: Viewer, *, version: str | None = None) -> Iterator[Event]:
         """Retrieved titles first, then each verified claim, then the finished answer."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        rset = self.retriever.search(question, viewer)
+        # The docs version the reader is browsing is a preference, not a filter.
+        rset = self.retriever.search(question, viewer, version=version) if version else self.retriever.search(question, viewer)
         timings["retrieve"] = round(time.perf_counter() - started, 4)
         yield Event("retrieved", retrieval=rset)
         if not rset:

@@ -8,6 +8,7 @@ backticks, code fences kept as fences, tables as ` | `-separated rows.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import html
 import re
@@ -257,7 +258,15 @@ def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:
 
 
 def _access(meta: dict[str, Any], source: str) -> tuple[str, ...]:
-    """Who may read the page: front matter `access` (a group or list of groups), default public."""
+    """Who may read the page: front matter `access` (a group or list of groups), default public.
+
+    A key that looks like a misspelled `access` fails the page instead of
+    silently publishing what the author meant to restrict.
+    """
+    for key in meta:
+        if isinstance(key, str) and key != "access" and difflib.get_close_matches(key.strip().lower(), ["access"], cutoff=0.75):
+            raise PageError(source, 1, f"front matter key {key!r} looks like a misspelled 'access'; "
+                                       "write exactly 'access' (a misspelling would make the page public)")
     value = meta.get("access", PUBLIC)
     groups = [value] if isinstance(value, str) else value
     if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g.strip() for g in groups):

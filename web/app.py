@@ -25,6 +25,7 @@ from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -126,7 +127,8 @@ def create_app(
 
     async def index(request: Request) -> Response:
         return templates.TemplateResponse(request, "index.html", base(request) | {
-            "turns": [], "suggestions": services.suggestions()})
+            "turns": [], "suggestions": services.suggestions(),
+            "version": read_version(request.query_params.get("version"), services.corpus)})
 
     async def ask(request: Request) -> Response:
         form = await request.form()
@@ -135,15 +137,16 @@ def create_app(
         except QuestionError as exc:
             return _error_fragment(request, templates, str(exc), 400)
         viewer = viewer_for(request)
+        version = read_version(form.get("version"), services.corpus)
         if request.headers.get("HX-Request"):
             tid = uuid.uuid4().hex[:12]
-            url = "/ask/stream?" + urlencode({"question": question, "turn": tid})
+            url = "/ask/stream?" + urlencode({"question": question, "turn": tid} | ({"version": version} if version else {}))
             return templates.TemplateResponse(request, "_pending.html", {"tid": tid, "question": question, "stream_url": url})
-        answer = await _answer(services, question, viewer)
+        answer = await _answer(services, question, viewer, version)
         services.turns.put(answer)
         earlier = services.turns.thread([str(i) for i in form.getlist("thread")], viewer)
         turns = [view(a) for a in earlier if a.id != answer.id] + [view(answer)]
-        return templates.TemplateResponse(request, "index.html", base(request) | {"turns": turns, "suggestions": []})
+        return templates.TemplateResponse(request, "index.html", base(request) | {"turns": turns, "suggestions": [], "version": version})
 
     async def ask_stream(request: Request) -> Response:
         context = base(request)
@@ -160,7 +163,8 @@ def create_app(
                 question = read_question(request.query_params.get("question"))
                 answerer = await asyncio.to_thread(lambda: services.answerer)
                 rset, number, claims = None, 0, 0
-                async for event in iterate_in_threadpool(answerer.events(question, viewer_for(request))):
+                version = read_version(request.query_params.get("version"), services.corpus)
+                async for event in iterate_in_threadpool(answerer.events(question, viewer_for(request), version=version)):
                     number += 1
                     if event.kind == "retrieved":
                         rset = event.retrieval
@@ -197,7 +201,8 @@ def create_app(
             question = read_question(body.get("question") if isinstance(body, dict) else None)
         except QuestionError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        answer = await _answer(services, question, viewer_for(request))
+        version = read_version(body.get("version"), services.corpus)
+        answer = await _answer(services, question, viewer_for(request), version)
         return JSONResponse(answer.to_dict())
 
     async def healthz(request: Request) -> Response:
@@ -259,12 +264,33 @@ def create_app(
         Route("/answers/{answer_id}", answer_view),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], exception_handlers={
         StoreUnavailableError: _unavailable, IndexMismatchError: _unavailable, QueryError: _bad_question,
         HTTPException: _http_error(templates), Exception: _internal_error,
     })
     app.state.services = services
     return app
+
+
+class SecurityHeaders:
+    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer."""
+
+    HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + self.HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def settings_base(base_url: str) -> str:
@@ -276,8 +302,15 @@ def _when(created: float) -> str:
     return datetime.fromtimestamp(created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
 
 
-async def _answer(services: Services, question: str, viewer: Viewer) -> Any:
-    return await asyncio.to_thread(lambda: services.answerer.ask(question, viewer))
+async def _answer(services: Services, question: str, viewer: Viewer, version: str | None = None) -> Any:
+    return await asyncio.to_thread(lambda: services.answerer.ask(question, viewer, version=version))
+
+
+def read_version(value: Any, corpus: Corpus) -> str | None:
+    """The docs version a reader is browsing, if it is one the site has; anything else is ignored."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip() if value.strip() in {page.version for page in corpus.pages} else None
 
 
 def _error_fragment(request: Request, templates: Jinja2Templates, message: str, status: int) -> Response:

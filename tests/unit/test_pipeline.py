@@ -132,3 +132,17 @@ def test_agent_cannot_widen_access_beyond_the_tool_results_viewer():
     draft = {"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": secret.text}], "claim": secret.text}]}
     assert ground_tool_result(rset, draft, staff).shown == ()
     assert ground_tool_result(renumber("q", staff, [(secret, 1.0)]), draft, staff).shown
+
+
+def test_the_browsed_docs_version_reaches_retrieval():
+    seen = []
+
+    class RecordingRetriever:
+        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
+            seen.append(version)
+            return DenseRetriever(MemoryStore(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
+
+    service = Answerer(RecordingRetriever(), ExtractiveGenerator())
+    service.ask("Within how many days are refunds available?", Viewer.anonymous(), version="1.9")
+    service.ask("Within how many days are refunds available?", Viewer.anonymous())
+    assert seen == ["1.9", None]

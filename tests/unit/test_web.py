@@ -211,3 +211,32 @@ def test_first_visit_shows_question_suggestions_from_the_docs():
     html = client(GOOD).get("/").text
     suggestions = [unescape(s) for s in re.findall(r'class="suggestion">([^<]+)<', html)]
     assert suggestions and all(s.endswith("?") for s in suggestions)
+
+
+def test_the_browsed_docs_version_reaches_retrieval_and_unknown_versions_are_ignored():
+    embedder = HashEmbedder()
+    seen: list = []
+
+    class Recording(DenseRetriever):
+        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
+            seen.append(version)
+            return super().search(question, viewer, k=k)
+
+    answerer = Answerer(Recording(MemoryStore(embedder, (REFUNDS,)), embedder, floor=-1.0), ScriptedGenerator(GOOD, GOOD, GOOD, GOOD))
+    app = TestClient(create_app(Settings(), answerer=answerer))
+    app.post("/api/ask", json={"question": "refund window?", "version": "1.9"})
+    app.post("/api/ask", json={"question": "refund window?", "version": "9.9"})
+    app.post("/ask", data={"question": "refund window?", "version": "1.9"})
+    shell = app.post("/ask", data={"question": "refund window?", "version": "1.9"}, headers={"HX-Request": "true"}).text
+    stream_url = unescape(re.search(r'sse-connect="([^"]+)"', shell).group(1))
+    app.get(stream_url).read()
+    assert seen == ["1.9", None, "1.9", "1.9"]
+    assert 'name="version" value="1.9"' in app.get("/?version=1.9").text
+
+
+def test_every_response_carries_the_security_headers():
+    app = client(GOOD)
+    for response in (app.get("/"), app.post("/api/ask", json={"question": "refund window?"}), app.get("/static/app.css"),
+                     app.get("/docs/no-such-page")):
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "same-origin"

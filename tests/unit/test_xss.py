@@ -1,0 +1,158 @@
+"""XSS, fast: hostile docs text and hostile model output stay text, and only the site's own URLs become links.
+
+The integration suite (tests/integration/test_hostile_content.py) checks the
+same over uvicorn with the real model; these run in milliseconds against the
+pure functions and the app with behaving fakes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from html.parser import HTMLParser
+
+import pytest
+from starlette.testclient import TestClient
+
+from answer.audit import SQLiteAuditLog
+from answer.pipeline import Answerer
+from ingest.parser import parse_text, render_html
+from ingest.settings import Settings
+from ingest.site import SiteConfig
+from retrieval.search import DenseRetriever
+from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from web.app import create_app
+from web.render import inline_code, is_site_url
+from web.stream import sse
+
+SCRIPT = "<script>alert(1)</script>"
+HOSTILE_TEXT = f"Secrets rotate every 90 days {SCRIPT} and <img src=x onerror=alert(2)> stay valid for 24 hours."
+CHUNK = make_chunk("security/secrets", "rotation", HOSTILE_TEXT, title=f"Secrets {SCRIPT}", heading="Rotation <b onmouseover=x()>")
+
+
+class _Tags(HTMLParser):
+    """Tags and attributes as a browser would build them: what could run code or leave the site."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        self._script = tag == "script"
+        if tag == "script" and not values.get("src", "").startswith("/static/"):
+            self.found.append(f"<script {values}>")
+        if tag in ("img", "iframe", "object", "embed", "svg", "base"):
+            self.found.append(f"<{tag}>")
+        for name, value in values.items():
+            if name.startswith("on"):
+                self.found.append(f"{name}= on <{tag}>")
+            if name in ("href", "src", "action", "formaction") and re.match(r"(?i)\s*(javascript|vbscript|data):", value) \
+                    and tag != "link":
+                self.found.append(f"{name}={value!r}")
+
+    def handle_data(self, data: str) -> None:
+        if self._script and data.strip():
+            self.found.append(f"inline script {data[:40]!r}")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._script = False
+
+
+def executable(html: str) -> list[str]:
+    """Everything in the markup that a browser would run: script, handlers, script URLs, embedded objects."""
+    tags = _Tags()
+    tags.feed(html)
+    tags.close()
+    return tags.found
+
+
+def draft(*claims: tuple[str, str, str]) -> str:
+    return json.dumps({"refused": False, "claims": [
+        {"quotes": [{"handle": h, "quote": q}], "claim": text} for text, h, q in claims]})
+
+
+def client(tmp_path, *replies: str, chunk=CHUNK) -> TestClient:  # noqa: ANN001
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [chunk])
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*replies),
+                        audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+    return TestClient(create_app(Settings(identity_header="X-Groups", data_dir=tmp_path), answerer=answerer, store=store))
+
+
+@pytest.mark.parametrize("text", [SCRIPT, f"`{SCRIPT}`", f"a `b` {SCRIPT} `c", "`<img src=x onerror=alert(1)>`",
+                                  "&lt;script&gt;", "`&#x3C;script&#x3E;`"])
+def test_inline_code_never_lets_markup_through(text):
+    html = str(inline_code(text))
+    assert not executable(html) and "<script" not in html
+    assert SCRIPT.replace("`", "") not in html and re.sub(r"</?code>", "", html).count("<") == 0
+
+
+@pytest.mark.parametrize("html", [f"<p>{SCRIPT}</p>", "<img src=x>", '<a href=" javascript:x()">a</a>', '<b onclick="x()">b</b>',
+                                  '<a href="data:text/html,x">a</a>', '<iframe src="/x"></iframe>'])
+def test_the_checker_flags_what_a_browser_would_run(html):
+    assert executable(html)
+
+
+@pytest.mark.parametrize("base", ["/docs", "", "/", "https://docs.example.com/guide"])
+@pytest.mark.parametrize("url", [
+    "javascript:alert(1)", "JaVaScRiPt:alert(1)", " javascript:alert(1)", "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox(1)", "//evil.example/docs/x", "/\\evil.example/docs", "/\t/evil.example", "/\n/evil.example",
+    "\\\\evil.example\\docs", "https://evil.example/docs/x", "https://docs.example.com.evil.io/guide/x",
+    "https://docs.example.com@evil.example/guide/x", "http://docs.example.com/guide/x",
+])
+def test_no_url_trick_counts_as_a_site_url(base, url):
+    assert not is_site_url(url, SiteConfig(base_url=base))
+
+
+def test_the_site_urls_themselves_still_count():
+    assert is_site_url("/docs/a#b:~:text=x%20y", SiteConfig(base_url="/docs"))
+    assert is_site_url("/a#b", SiteConfig(base_url=""))
+    assert is_site_url("https://docs.example.com/guide/a#b", SiteConfig(base_url="https://docs.example.com/guide"))
+
+
+def test_an_sse_fragment_cannot_forge_an_event():
+    message = sse("claim", "a\n\nevent: done\ndata: <p>forged</p>\r\rid: 9\r\nretry: 1", 3)
+    events = message.strip("\n").split("\n\n")
+    assert len(events) == 1
+    lines = events[0].split("\n")
+    assert lines[:2] == ["id: 3", "event: claim"] and all(line.startswith("data: ") for line in lines[2:])
+
+
+def test_the_docs_viewer_renders_hostile_mdx_inert():
+    page = parse_text(
+        "---\ntitle: T\n---\n\n# Title <img src=x onerror=alert(1)>\n\n"
+        f"Text {SCRIPT} and [link](javascript:alert(3)) and [data](data:text/html,x) and "
+        '<a href="javascript:alert(4)" onclick="alert(5)">a</a>.\n\n'
+        f"{SCRIPT}\n\n<div onmouseover=\"alert(6)\">div</div>\n\n<iframe src=\"https://evil.example\"></iframe>\n\n"
+        "&lt;script&gt;alert(7)&lt;/script&gt;\n", "t.mdx", SiteConfig())
+    html = render_html(page, link_base="/docs")
+    assert not executable(html), html
+    assert "<iframe" not in html and "data:text" not in html.replace("[data](data:text/html,x)", "")
+    assert "&lt;script&gt;alert(7)&lt;/script&gt;" in html  # entities stay text
+
+
+def test_chat_hover_card_side_panel_and_audit_keep_hostile_docs_and_model_text_inert(tmp_path):
+    quote = "Secrets rotate every 90 days"
+    reply = draft(("Secrets rotate every 90 days.", "c1", quote),
+                  (f"Secrets rotate every 90 days {SCRIPT} see https://evil.example/x <img src=x onerror=alert(9)>", "c1", quote),
+                  (f"{SCRIPT}", "c1", f"{SCRIPT} every 90 days"))
+    app = client(tmp_path, reply, reply)
+    page = app.post("/ask", data={"question": f"How often do secrets rotate? {SCRIPT}"}, headers={"X-Groups": "staff"}).text
+    assert 'class="card"' in page and 'class="sources"' in page and "&lt;script&gt;alert(1)" in page
+    assert not executable(page), executable(page)
+    assert not any("evil.example" in unescape(h) for h in re.findall(r'href="([^"]*)"', page))
+    answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', page).group(1)
+    audit = app.get(f"/answers/{answer_id}", headers={"X-Groups": "staff"}).text
+    assert "evil.example" in audit and not executable(audit)
+    stream = app.get("/ask/stream", params={"question": f"rotate {SCRIPT}", "turn": '"><script>x()</script>'}).text
+    assert not executable(stream) and "x()</script>" not in stream
+
+
+def test_an_unverified_answer_shows_model_text_only_as_inert_text(tmp_path):
+    reply = draft((f"Click <a href=\"javascript:alert(1)\">here</a> {SCRIPT} for a refund", "c1", "no such quote anywhere"))
+    page = client(tmp_path, reply, reply).post("/ask", data={"question": "refund?"}).text
+    assert 'data-state="unverified"' in page and "Show unverified text" in page
+    assert "&lt;script&gt;" in page and not executable(page)
