@@ -84,6 +84,28 @@ def _bare(number: str) -> str:
     return number.split(" ")[0]
 
 
+# Units whose confusion changes the meaning: "90 hours" is not "90 days", "256 KB" is not "256 MB".
+UNIT_FAMILIES = {
+    stem(unit): family
+    for family, units in {
+        "time": "ms millisecond second sec minute min hour hr day week month year",
+        "size": "b byte kb kib mb mib gb gib tb",
+        "rate": "rp rps qps",
+    }.items()
+    for unit in units.split()
+}
+
+
+def _unit_conflict(number: str, evidence: set[str]) -> bool:
+    """True when the evidence states the same value only with a different unit of the same kind."""
+    value, _, unit = number.partition(" ")
+    family = UNIT_FAMILIES.get(unit)
+    if family is None:
+        return False
+    same_value = [n.partition(" ")[2] for n in evidence if _bare(n) == value]
+    return bool(same_value) and all(UNIT_FAMILIES.get(u) == family and u != unit for u in same_value)
+
+
 class DeterministicChecker:
     """Numbers, negation and key-term coverage; thresholds tuned to fail closed."""
 
@@ -98,7 +120,10 @@ class DeterministicChecker:
         reasons: list[str] = []
         claim_numbers, evidence_numbers = numbers(claim), numbers(evidence)
         evidence_bare = {_bare(n) for n in evidence_numbers}
-        missing = sorted(n for n in claim_numbers if n not in evidence_numbers and _bare(n) not in evidence_bare)
+        missing = sorted(
+            n for n in claim_numbers
+            if n not in evidence_numbers and (_bare(n) not in evidence_bare or _unit_conflict(n, evidence_numbers))
+        )
         if missing:
             return Support(UNSUPPORTED, (f"number not in the quotes: {', '.join(missing)}",))
         if bool(_NEGATION.search(normalize(claim).text)) != bool(_NEGATION.search(normalize(evidence).text)):

@@ -1,0 +1,46 @@
+"""The eval harness's own logic: thresholds, calibration matrix, human grading import, answer correctness."""
+
+from __future__ import annotations
+
+import csv
+
+from answer.support import DeterministicChecker
+from tests.eval.__main__ import HERE, check_thresholds, confusion, grade, load_jsonl
+from tests.eval.grounding import _overlap
+
+
+def test_thresholds_flag_minimums_and_maximums():
+    results = {"extractive": {"metrics": {"quote_correctness": 0.9, "phantom_rate": 0.1, "retrieval": {"mrr": 0.7}}}}
+    failures = check_thresholds(results, {"extractive": {"quote_correctness": 1.0, "phantom_rate:max": 0.0,
+                                                         "retrieval.mrr": 0.6, "missing_metric": 0.5}})
+    assert failures == ["extractive: quote_correctness = 0.9 < min 1.0", "extractive: phantom_rate = 0.1 > max 0.0",
+                        "extractive: missing_metric missing"]
+
+
+def test_calibration_set_covers_every_failure_mode_and_the_matrix_adds_up():
+    pairs = load_jsonl(HERE / "calibration.jsonl")
+    assert {p["mode"] for p in pairs} >= {"exact", "paraphrase", "wrong-number", "negation", "stitched", "unrelated"}
+    report = confusion(DeterministicChecker(), pairs)
+    matrix = report["matrix (rows gold, columns predicted)"]
+    assert sum(sum(row.values()) for row in matrix.values()) == len(pairs)
+    # The strict checker must never call a wrong number or a negation flip supported.
+    assert report["by_mode"]["wrong-number"]["agree"] == report["by_mode"]["wrong-number"]["n"]
+    assert report["by_mode"]["negation"]["agree"] == report["by_mode"]["negation"]["n"]
+
+
+def test_human_grading_import_computes_precision(tmp_path, capsys):
+    path = tmp_path / "sample.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["claim", "supports (yes/no)"])
+        writer.writeheader()
+        writer.writerows([{"claim": "a", "supports (yes/no)": "yes"}, {"claim": "b", "supports (yes/no)": "no"},
+                          {"claim": "c", "supports (yes/no)": "y"}, {"claim": "d", "supports (yes/no)": ""}])
+    assert grade(path) == 0
+    assert '"citation_precision_human": 0.6667' in capsys.readouterr().out
+
+
+def test_answer_correctness_needs_the_gold_fact_not_just_any_quote():
+    gold = "Refunds are available within 14 days of the charge for monthly plan charges."
+    assert _overlap(gold, "Refunds are available within 14 days of the charge for monthly plan charges.")
+    assert _overlap(gold, "within 14 days of the charge")
+    assert not _overlap(gold, "Annual plans can be refunded within 30 days of the charge.")
