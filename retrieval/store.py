@@ -28,6 +28,7 @@ from .errors import IndexMismatchError, StoreUnavailableError
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
 _BATCH = 256
+POINTER_TTL = 1.0
 _BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what open_for_write appends to the store name
 
 
@@ -131,6 +132,7 @@ class ChromaStore:
         self._client: Any = None
         self._collection: Any = None
         self._collection_name: str | None = None
+        self._live_checked = 0.0  # monotonic time the pointer was last read for a query
 
     # -- connection -------------------------------------------------------
 
@@ -172,6 +174,10 @@ class ChromaStore:
                 self._client = None
                 self._collection = None
                 raise StoreUnavailableError(f"Chroma at {self.location} is unavailable ({what}): {exc}") from exc
+            if self._collection is not None and "does not exist" in str(exc).lower():
+                # A full rebuild switched collections under a cached handle: re-read the pointer next time.
+                self._collection = None
+                raise StoreUnavailableError(f"the index at {self.location} was just rebuilt ({what}); try again") from exc
             raise
 
     # -- the pointer: which collection is live, and what built it -----------
@@ -201,7 +207,14 @@ class ChromaStore:
         return self._call("open pointer", client.get_collection, self._pointer_name, embedding_function=None)
 
     def _live(self) -> Any:
-        """The active chunk collection (cached; re-read when the pointer moves)."""
+        """The active chunk collection; the pointer is re-read at most every POINTER_TTL seconds.
+
+        Reading the pointer costs two Chroma round trips, which was a sixth of a
+        query's time; a full rebuild's switch is picked up within the TTL.
+        """
+        if self._collection is not None and time.monotonic() - self._live_checked < POINTER_TTL:
+            return self._collection
+        self._live_checked = time.monotonic()
         pointer = self._pointer()
         if pointer is None:
             return None

@@ -269,3 +269,26 @@ def test_real_model_noop_reingest_of_content_embeds_nothing(content_index, corpu
     report = sync_index(corpus, content_index, real_embedder)
     assert (report.chunks_embedded, report.chunks_updated, report.chunks_deleted) == (0, 0, 0)
     assert report.pages_unchanged == len(corpus.pages)
+
+
+def test_a_reader_holding_the_old_collection_sees_a_full_rebuild_within_the_pointer_ttl(make_store, site):
+    import time
+
+    from retrieval.errors import StoreUnavailableError
+    from retrieval.store import POINTER_TTL
+
+    reader, builder = make_store(), make_store()  # two handles, as a web process and an ingest process
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), builder, embedder)
+    probe = embedder.embed(["retries"])[0]
+    before = {c.id for c, _ in reader.query(probe, 50, ["public"])}
+    edit(site / "billing" / "refunds.mdx", "## Refund windows", "## Refund periods")
+    sync_index(load_corpus(site), builder, embedder, full=True)  # drops the collection the reader holds
+    try:
+        reader.query(probe, 50, ["public"])
+    except StoreUnavailableError:
+        pass  # a clear "try again", never a stack trace or stale answer from a deleted collection
+    time.sleep(POINTER_TTL + 0.1)
+    after = {c.id for c, _ in reader.query(probe, 50, ["public"])}
+    assert after == {c.id for c, _ in builder.query(probe, 50, ["public"])}
+    assert after != before
