@@ -83,6 +83,7 @@ class Answer:
                     "text": c.text,
                     "status": c.status,
                     "stitched": c.stitched,
+                    "reasons": list(c.reasons),
                     "citations": [asdict(cit) | {"heading_path": list(cit.heading_path)} for cit in c.citations],
                 }
                 for c in self.claims

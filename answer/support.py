@@ -66,6 +66,14 @@ def key_terms(text: str) -> set[str]:
     return {stem(w) for w in words if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
 
 
+def _as_written(stems: set[str], text: str) -> list[str]:
+    """The claim's own words for a set of stems, so a finding reads 'billing', not 'bill'."""
+    words = {}
+    for word in _WORD.findall(normalize(text).text):
+        words.setdefault(stem(word), word)
+    return sorted(words.get(s, s) for s in stems)
+
+
 def numbers(text: str) -> set[str]:
     """Numbers with their unit word (if any), separators removed: '10,000 events' → '10000 event'."""
     found = set()
@@ -135,7 +143,7 @@ class DeterministicChecker:
         if terms:
             covered = terms & key_terms(evidence)
             share = len(covered) / len(terms)
-            absent = sorted(terms - covered)
+            absent = _as_written(terms - covered, claim)
             if share < self.partial_at:
                 return Support(UNSUPPORTED, (f"claim terms not in the quotes: {', '.join(absent)}",))
             if share < self.supported_at:

@@ -38,7 +38,9 @@ def attempts(record: dict[str, Any]) -> list[Attempt]:
     shown = {c["text"]: c for c in record.get("claims", [])}
     out: list[Attempt] = []
     for i, draft in enumerate(drafts):
-        if i + 1 < len(drafts):
+        if "problems" in draft:  # recorded per attempt by the pipeline: exact, nothing to infer
+            findings, known = list(draft["problems"]), True
+        elif i + 1 < len(drafts):
             findings, known = list(drafts[i + 1].get("feedback") or []), True
         else:
             findings = list(record.get("problems") or [])

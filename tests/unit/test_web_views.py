@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import unescape
 import re
 
 import pytest
@@ -129,3 +130,14 @@ def test_external_sites_allow_only_their_own_host(url, ok):
 def test_inline_code_escapes_and_marks_backticked_spans():
     assert str(inline_code("call `POST /v2/<x>` now")) == "call <code>POST /v2/&lt;x&gt;</code> now"
     assert str(inline_code("odd ` <b>")) == "odd ` &lt;b&gt;"
+
+
+def test_audit_view_gives_the_reason_a_shown_claim_is_only_partial(tmp_path, corpus):
+    partial = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": QUOTE}],
+                          "claim": "Refunds are available within 14 days of the charge through the billing portal."}]})
+    asker = app(tmp_path, corpus, partial, partial)
+    answer_id = re.search(r'data-answer-id="([^"]+)"', asker.post("/ask", data={"question": "refund?"}).text).group(1)
+    staff = app(tmp_path, corpus, identity_header="X-Groups")
+    html = unescape(staff.get(f"/answers/{answer_id}", headers={"X-Groups": "staff"}).text)
+    # "through the billing portal" adds words the quote does not have; the audit must say which.
+    assert "some claim terms not in the quotes: billing, portal" in html
