@@ -11,6 +11,7 @@ from retrieval.store import ChromaStore
 from .audit import SQLiteAuditLog
 from .generate import ExtractiveGenerator, Generator
 from .pipeline import Answerer
+from .support import DeterministicChecker, SupportChecker
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
@@ -34,8 +35,19 @@ def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> A
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     return Answerer(
-        retriever, build_generator(settings, embedder), audit=open_audit(settings), unverified_policy=settings.unverified_policy
+        retriever, build_generator(settings, embedder), checker=build_checker(settings), audit=open_audit(settings),
+        unverified_policy=settings.unverified_policy,
     )
+
+
+def build_checker(settings: Settings) -> SupportChecker:
+    """The claim-support checker: deterministic by default, an LLM judge when SUPPORT_JUDGE=llm."""
+    if settings.support_judge == "llm":
+        from .judge import LLMJudge
+
+        return LLMJudge.from_model(settings.llm_model, api_base=settings.llm_api_base or None,
+                                   api_key=settings.llm_api_key or None, timeout=settings.llm_timeout)
+    return DeterministicChecker()
 
 
 def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:

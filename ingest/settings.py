@@ -30,6 +30,7 @@ class Settings:
     chroma_url: str = ""  # empty = embedded Chroma under data_dir
     staff_group: str = "staff"
     identity_header: str = ""  # e.g. X-Forwarded-Groups from a trusted proxy; empty = everyone anonymous
+    support_judge: str = "deterministic"  # or "llm": the LLM_MODEL judges claim support (deterministic fallback)
     unverified_policy: str = "hide"  # hide (show state, text behind a toggle) or refuse
 
     @property
@@ -64,7 +65,13 @@ class Settings:
         policy = env.get("UNVERIFIED_POLICY", "hide").strip() or "hide"
         if policy not in ("hide", "refuse"):
             raise ValueError(f"UNVERIFIED_POLICY must be 'hide' or 'refuse', got {policy!r}")
+        judge = env.get("SUPPORT_JUDGE", "deterministic").strip() or "deterministic"
+        if judge not in ("deterministic", "llm"):
+            raise ValueError(f"SUPPORT_JUDGE must be 'deterministic' or 'llm', got {judge!r}")
+        if judge == "llm" and not env.get("LLM_MODEL", "").strip():
+            raise ValueError("SUPPORT_JUDGE=llm needs LLM_MODEL to name the judging model")
         return cls(
+            support_judge=judge,
             content_dir=path("CONTENT_DIR", cls.content_dir),
             data_dir=path("DATA_DIR", cls.data_dir),
             host=env.get("HOST", "127.0.0.1").strip() or "127.0.0.1",

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -144,10 +145,20 @@ def run(args: argparse.Namespace) -> int:
     from .retrieval_eval import evaluate as evaluate_retrieval
 
     methods = evaluate_retrieval(store, embedder, questions)["methods"]
-    calibration = confusion(DeterministicChecker(), load_jsonl(HERE / "calibration.jsonl"))
+    pairs = load_jsonl(HERE / "calibration.jsonl")
+    calibration = confusion(DeterministicChecker(), pairs)
+    judges = {"deterministic": calibration}
+    if settings.llm_model:  # the optional LLM judge, and how often it agrees with the deterministic checker
+        from answer.services import build_checker
+
+        judge = build_checker(replace(settings, support_judge="llm"))
+        judges["llm"] = confusion(judge, pairs)
+        same = sum(judge.check(p["claim"], p["quotes"]).status == DeterministicChecker().check(p["claim"], p["quotes"]).status
+                   for p in pairs)
+        judges["llm"]["agreement_with_deterministic"] = round(same / len(pairs), 3)
     thresholds = json.loads((HERE / "thresholds.json").read_text())
     failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
-    report = {"retrieval_methods": methods, "generators": results, "calibration": {"deterministic": calibration}, "thresholds": thresholds,
+    report = {"retrieval_methods": methods, "generators": results, "calibration": judges, "thresholds": thresholds,
               "threshold_failures": failures}
     write_reports(report, Path(args.out))
     for name, result in results.items():

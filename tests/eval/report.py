@@ -75,11 +75,13 @@ def markdown(report: dict[str, Any]) -> str:
         for name, m in methods.items():
             lines.append(f"| {name} | {m['recall@1']} | {m['recall@5']} | {m['mrr']} | {m['latency_ms_p50']} | "
                          f"{m['latency_ms_p95']} | {m['leaks']} |")
-    calibration = report["calibration"]["deterministic"]
-    lines += ["", f"Support checker calibration accuracy: {calibration['accuracy']}", "",
-              "| gold \\ predicted | supported | partial | unsupported |", "|---|---|---|---|"]
-    for gold, row in calibration["matrix (rows gold, columns predicted)"].items():
-        lines.append(f"| {gold} | {row['supported']} | {row['partial']} | {row['unsupported']} |")
+    for judge, calibration in report["calibration"].items():
+        agreement = calibration.get("agreement_with_deterministic")
+        lines += ["", f"Support checker calibration ({judge}): accuracy {calibration['accuracy']}"
+                  + (f", agreement with the deterministic checker {agreement}" if agreement is not None else ""), "",
+                  "| gold \\ predicted | supported | partial | unsupported |", "|---|---|---|---|"]
+        for gold, row in calibration["matrix (rows gold, columns predicted)"].items():
+            lines.append(f"| {gold} | {row['supported']} | {row['partial']} | {row['unsupported']} |")
     if report["threshold_failures"]:
         lines += ["", "## Below threshold", *[f"- {f}" for f in report["threshold_failures"]]]
     for name in names:

@@ -146,3 +146,20 @@ def test_the_browsed_docs_version_reaches_retrieval():
     service.ask("Within how many days are refunds available?", Viewer.anonymous(), version="1.9")
     service.ask("Within how many days are refunds available?", Viewer.anonymous())
     assert seen == ["1.9", None]
+
+
+def test_support_judge_setting_selects_the_checker():
+    import pytest
+
+    from answer.judge import LLMJudge
+    from answer.services import build_checker
+    from answer.support import DeterministicChecker
+    from ingest.settings import Settings
+
+    assert isinstance(build_checker(Settings.from_env({}, dotenv=False)), DeterministicChecker)
+    judged = Settings.from_env({"SUPPORT_JUDGE": "llm", "LLM_MODEL": "openai/x", "LLM_API_BASE": "http://127.0.0.1:9"}, dotenv=False)
+    assert isinstance(build_checker(judged), LLMJudge)
+    with pytest.raises(ValueError, match="needs LLM_MODEL"):
+        Settings.from_env({"SUPPORT_JUDGE": "llm"}, dotenv=False)
+    with pytest.raises(ValueError, match="SUPPORT_JUDGE must be"):
+        Settings.from_env({"SUPPORT_JUDGE": "vibes"}, dotenv=False)
