@@ -31,6 +31,10 @@ class Generator(Protocol):
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft: ...
 
 
+_QUANTITY_QUESTION = re.compile(
+    r"\b(how (many|much|long|often|big|large|fast|soon)|what (amount|size|limit|percentage)|up to|maximum|minimum|"
+    r"max|min|limit|at most|at least|how old|which version)\b", re.IGNORECASE)
+_HAS_NUMBER = re.compile(r"\d")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
 
 
@@ -74,6 +78,7 @@ class ExtractiveGenerator:
         keep_within: float = 0.12,
         min_coverage: float = 0.5,
         confident_similarity: float = 0.6,
+        number_bonus: float = 0.05,
     ) -> None:
         self.embedder = embedder
         self.max_claims = max_claims
@@ -82,6 +87,7 @@ class ExtractiveGenerator:
         self.keep_within = keep_within
         self.min_coverage = min_coverage
         self.confident_similarity = confident_similarity
+        self.number_bonus = number_bonus
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         candidates = [
@@ -118,7 +124,12 @@ class ExtractiveGenerator:
         vectors = self.embedder.embed([question, *(c.text for c in candidates)])
         q = vectors[0]
         sims = [_cosine(q, v) for v in vectors[1:]]
-        return [s + 0.1 * o - 0.02 * c.rank for s, o, c in zip(sims, overlap, candidates)]
+        # A question asking for a quantity is answered by a sentence that states one.
+        wants_number = bool(_QUANTITY_QUESTION.search(question))
+        return [
+            s + 0.1 * o - 0.02 * c.rank + (self.number_bonus if wants_number and _HAS_NUMBER.search(c.text) else 0.0)
+            for s, o, c in zip(sims, overlap, candidates)
+        ]
 
 
 def _coverage(terms: set[str], candidate: Candidate) -> float:
