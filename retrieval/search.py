@@ -130,13 +130,18 @@ class HybridRetriever:
         fused = reciprocal_rank_fusion([[c.id for c, _ in dense], [c.id for c, _ in lexical]])
         dense_at = {c.id: (rank, c, s) for rank, (c, s) in enumerate(dense, start=1)}
         lexical_at = {c.id: (rank, c, s) for rank, (c, s) in enumerate(lexical, start=1)}
+        # BM25-only candidates come from a cache that may trail the index by a few seconds: re-read them
+        # from the store under the viewer's access filter, so a chunk made restricted (or deleted) by a
+        # re-ingest a moment ago is dropped, and the text used is the indexed text.
         missing = [i for i in lexical_at if i not in dense_at]
-        # A BM25-only candidate still needs its similarity for the floor: fetch the ones dense missed.
-        similarity = dict(self._similarities(vector, missing, viewer))
+        fresh = {c.id: c for c in self.store.chunks(groups=sorted(viewer.groups), ids=missing)} if missing else {}
+        similarity = dict(self._similarities(vector, [i for i in missing if i in fresh], viewer))
         out = []
         for chunk_id, score in fused.items():
             d, lx = dense_at.get(chunk_id), lexical_at.get(chunk_id)
-            chunk = (d or lx)[1]  # type: ignore[index]
+            if d is None and chunk_id not in fresh:
+                continue
+            chunk = d[1] if d else fresh[chunk_id]
             if not chunk.readable_by(viewer.groups):
                 continue
             cosine = d[2] if d else similarity.get(chunk_id)

@@ -68,6 +68,11 @@ class MemoryStore:
         ]
         return sorted(scored, key=lambda pair: -pair[1])[:k]
 
+    def vectors(self, ids: Sequence[str]) -> list[list[float]]:
+        """Stored vectors by id, unfiltered, exactly like ChromaStore.vectors."""
+        by_id = {c.id: v for c, v in self.items}
+        return [by_id[i] for i in ids]
+
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         found = [c for c, _ in self.items if (ids is None or c.id in ids) and (groups is None or set(groups) & set(c.access))]
         return sorted(found, key=lambda c: c.id)

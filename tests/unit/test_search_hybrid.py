@@ -149,3 +149,16 @@ def test_very_long_question_is_truncated_not_an_error():
 def test_default_k_and_call_without_version_still_work():
     r = retriever(k=2)
     assert len(r.search("refunds retries flags errors", ANON).hits) <= 2
+
+
+def test_a_chunk_made_restricted_by_a_reingest_is_not_served_from_the_stale_lexical_cache():
+    # Same chunk count, so the BM25 cache does not notice; the store's access filter must still win.
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    target = DOCS[0]
+    assert target.id in [h.chunk.id for h in hybrid.search(target.text, ANON).hits]  # warms the cache
+    store.items = [((replace(c, access=("staff",)) if c.id == target.id else c), v) for c, v in store.items]
+    assert target.id not in [h.chunk.id for h in hybrid.search(target.text, ANON, k=50).hits]
+    store.items = [(c, v) for c, v in store.items if c.id != DOCS[1].id] + [(DOCS[1], embedder.embed(["x"])[0])]
+    assert hybrid.search("retried 15 times", ANON).hits is not None  # a changed vector set never crashes a query
