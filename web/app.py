@@ -13,6 +13,7 @@ import asyncio
 import logging
 import re
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -31,7 +32,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
-from ingest.corpus import Corpus, load_corpus
+from ingest.corpus import Corpus, content_files, load_corpus
+from ingest.site import SITE_FILE
 from ingest.documents import PUBLIC, Chunk
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
@@ -59,6 +61,9 @@ class Services:
         self._answerer = answerer
         self._store = store
         self._corpus = corpus
+        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows it
+        self._corpus_seen: tuple[int, int, int] | None = None
+        self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
         self.turns = TurnCache()
@@ -82,14 +87,24 @@ class Services:
 
     @property
     def corpus(self) -> Corpus:
-        if self._corpus is None:
-            self._corpus = load_corpus(self.settings.content_dir)
+        """The content as it is on disk now (re-read at most every CORPUS_TTL seconds when files change).
+
+        The docs viewer and docs search must follow a re-ingest: a page an author just made
+        restricted must stop being served publicly without restarting the server.
+        """
+        if self._reload_corpus and time.monotonic() - self._corpus_checked >= CORPUS_TTL:
+            self._corpus_checked = time.monotonic()
+            seen = _content_fingerprint(self.settings.content_dir)
+            if seen != self._corpus_seen:
+                self._corpus, self._chunks, self._corpus_seen = load_corpus(self.settings.content_dir), None, seen
+        assert self._corpus is not None
         return self._corpus
 
     @property
     def chunks(self) -> list[Chunk]:
+        corpus = self.corpus  # may reload, which drops the cached chunks
         if self._chunks is None:
-            self._chunks = self.corpus.chunks()
+            self._chunks = corpus.chunks()
         return self._chunks
 
     @property
@@ -101,6 +116,15 @@ class Services:
         found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
                  if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
         return found[:MAX_SUGGESTIONS]
+
+
+CORPUS_TTL = 2.0
+
+
+def _content_fingerprint(root: Path) -> tuple[int, int, int]:
+    """(files, newest mtime, total size) of the content folder: cheap, and changes with any edit."""
+    stats = [p.stat() for p in content_files(root)] + ([(root / SITE_FILE).stat()] if (root / SITE_FILE).exists() else [])
+    return len(stats), max((s.st_mtime_ns for s in stats), default=0), sum(s.st_size for s in stats)
 
 
 def viewer_for(request: Request) -> Viewer:
@@ -172,7 +196,8 @@ def create_app(
                     elif event.kind == "claim" and rset is not None:
                         claims += 1
                         claim = render.claim_view(event.claim, rset, context["site"], tid, claims)
-                        yield sse("claim", fragment("_claim.html", claim=claim), number)
+                        if claim is not None:
+                            yield sse("claim", fragment("_claim.html", claim=claim), number)
                     elif event.kind == "done":
                         services.turns.put(event.answer)
                         yield sse("done", fragment("_turn.html", view=view(event.answer, tid)), number)

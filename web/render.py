@@ -130,21 +130,29 @@ def excerpt(text: str, start: int, end: int, width: int = EXCERPT_CHARS) -> tupl
     return ("…" if start > width else "") + before, text[start:end], after + ("…" if end + width < len(text) else "")
 
 
-def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str) -> Cite:
+def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str) -> Cite | None:
+    """A chip and its card, or None when the citation does not resolve against this turn's retrieval set."""
     hit = rset.get(citation.handle)
-    if hit is not None and hit.chunk.id == citation.chunk_id:
-        before, quote, after = excerpt(hit.chunk.text, citation.start, citation.end)
-    else:  # cannot happen for a verified citation; show the quote alone rather than guess
-        before, quote, after = "", citation.quote, ""
+    if hit is None or hit.chunk.id != citation.chunk_id or hit.chunk.text[citation.start : citation.end] != citation.quote:
+        # Cannot happen for a verified citation; if it ever does, showing it would be a phantom citation.
+        log.error("citation %s -> %s does not resolve in retrieval set %s; not shown", citation.handle, citation.chunk_id, rset.id)
+        return None
+    before, quote, after = excerpt(hit.chunk.text, citation.start, citation.end)
     return Cite(
         handle=citation.handle, card_id=card_id, href=source_href(rset, citation, site), title=citation.title,
         heading_path=section_path(citation.title, citation.heading_path), doc_version=citation.doc_version, before=before, quote=quote, after=after,
     )
 
 
-def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int) -> ClaimView:
-    """One verified claim; `number` (1-based, in answer order) keeps card ids stable between stream and page."""
-    cites = tuple(cite_view(rset, c, site, f"card-{tid}-{number}-{i}") for i, c in enumerate(claim.citations, start=1))
+def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int) -> ClaimView | None:
+    """One verified claim, or None when none of its citations resolves (a claim is never shown without one).
+
+    `number` (1-based, in answer order) keeps card ids stable between stream and page.
+    """
+    resolved = (cite_view(rset, c, site, f"card-{tid}-{number}-{i}") for i, c in enumerate(claim.citations, start=1))
+    cites = tuple(c for c in resolved if c is not None)
+    if not cites:
+        return None
     return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=cites)
 
 
@@ -196,7 +204,7 @@ def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> 
     state = display_state(answer, policy)
     return TurnView(
         tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset),
-        claims=tuple(claim_view(c, rset, site, tid, n) for n, c in enumerate(answer.claims, start=1)),
+        claims=tuple(v for n, c in enumerate(answer.claims, start=1) if (v := claim_view(c, rset, site, tid, n)) is not None),
         sources=sources(answer.claims, rset, site), hidden=answer.hidden if state == UNVERIFIED else (),
     )
 

@@ -240,3 +240,25 @@ def test_every_response_carries_the_security_headers():
                      app.get("/docs/no-such-page")):
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["referrer-policy"] == "same-origin"
+
+
+def test_a_citation_that_does_not_resolve_in_this_turns_retrieval_set_is_never_rendered():
+    from answer.verify import Citation, Claim
+    from ingest.site import SiteConfig
+    from retrieval.search import renumber
+    from retrieval.viewer import Viewer
+    from web import render
+
+    rset = renumber("q", Viewer.anonymous(), [(REFUNDS, 1.0)])
+    good = Citation("c1", REFUNDS.id, QUOTE, 0, len(QUOTE), "/docs/billing/refunds#refund-windows", REFUNDS.url,
+                    "Refunds", ("Refund windows",), "2.4", REFUNDS.hash)
+    phantom = replace(good, handle="c2")                       # not in this set
+    wrong_chunk = replace(good, chunk_id="doc:billing/taxes#vat")  # handle resolves to another chunk
+    wrong_span = replace(good, quote="Refunds are paid in gold bars.")
+    site = SiteConfig()
+    assert render.claim_view(Claim("x", "supported", (good,)), rset, site, "t", 1) is not None
+    for bad in (phantom, wrong_chunk, wrong_span):
+        assert render.cite_view(rset, bad, site, "card") is None
+        assert render.claim_view(Claim("x", "supported", (bad,)), rset, site, "t", 1) is None
+    mixed = render.claim_view(Claim("x", "supported", (good, phantom)), rset, site, "t", 1)
+    assert [c.handle for c in mixed.cites] == ["c1"]

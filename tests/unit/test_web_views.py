@@ -141,3 +141,25 @@ def test_audit_view_gives_the_reason_a_shown_claim_is_only_partial(tmp_path, cor
     html = unescape(staff.get(f"/answers/{answer_id}", headers={"X-Groups": "staff"}).text)
     # "through the billing portal" adds words the quote does not have; the audit must say which.
     assert "some claim terms not in the quotes: billing, portal" in html
+
+
+def test_docs_viewer_follows_an_author_restricting_a_page_without_a_restart(tmp_path, monkeypatch):
+    import shutil
+
+    import web.app as web_app
+
+    monkeypatch.setattr(web_app, "CORPUS_TTL", 0.0)
+    site = tmp_path / "content"
+    site.mkdir()
+    shutil.copy(CONTENT / "site.toml", site / "site.toml")
+    page = site / "plans.mdx"
+    page.write_text("---\ntitle: Plans\n---\n\n## Prices\n\nThe Growth plan costs 249 dollars.\n", encoding="utf-8")
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [REFUNDS])
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator())
+    client = TestClient(create_app(Settings(content_dir=site, data_dir=tmp_path), answerer=answerer, store=store))
+    assert client.get("/docs/plans").status_code == 200
+    assert "249 dollars" in client.get("/docs/search", params={"q": "growth plan"}).text
+    page.write_text("---\ntitle: Plans\naccess: [staff]\n---\n\n## Prices\n\nThe Growth plan costs 249 dollars!\n", encoding="utf-8")
+    assert client.get("/docs/plans").status_code == 404
+    assert "249 dollars" not in client.get("/docs/search", params={"q": "growth plan"}).text
