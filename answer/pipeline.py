@@ -4,7 +4,7 @@ The policy of the grounding contract lives here: empty retrieval refuses
 without calling a model; a draft with problems is retried once with the
 verifier's findings appended; after that, only supported and partial claims
 are shown and the answer is marked degraded; with nothing left it is
-`unverified` (text kept for the audit, hidden from visitors) or a refusal.
+`unverified` (text kept for the audit, shown only behind an "unverified" toggle) or a refusal.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Answer:
     retrieval: RetrievalSet
     degraded: bool = False  # something was removed or downgraded on the way
     problems: tuple[str, ...] = ()
-    hidden: tuple[str, ...] = ()  # unverified claim texts: audit only, never shown as fact
+    hidden: tuple[str, ...] = ()  # unverified claim texts: for the audit and behind a toggle, never shown as fact
     generator: str = ""
     drafts: tuple[dict[str, Any], ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
@@ -60,15 +60,7 @@ class Answer:
     quotes_total: int = 0
     quotes_verbatim: int = 0
     phantoms: int = 0
-
-    @property
-    def citations(self) -> list[Any]:
-        """Every citation once, in order of first use (the side panel's list)."""
-        seen: dict[tuple[str, int, int], Any] = {}
-        for claim in self.claims:
-            for c in claim.citations:
-                seen.setdefault((c.chunk_id, c.start, c.end), c)
-        return list(seen.values())
+    model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
 
     def to_dict(self, *, include_chunks: bool = False) -> dict[str, Any]:
         """The JSON shape of `POST /api/ask` and `python -m answer --json`."""
@@ -77,6 +69,7 @@ class Answer:
             "question": self.question,
             "state": self.state,
             "degraded": self.degraded,
+            "model_unavailable": self.model_unavailable,
             "generator": self.generator,
             "claims": [
                 {
@@ -176,11 +169,12 @@ class Answerer:
             degraded = verification.removed_anything
             state = ANSWERED
         elif verification.claims or verification.dropped_claims or unreachable or _unusable(drafts):
-            state = REFUSED if self.unverified_policy == "refuse" else UNVERIFIED
+            # "Not in the docs" would be a false statement when the model simply could not be reached.
+            state = REFUSED if self.unverified_policy == "refuse" and not unreachable else UNVERIFIED
             degraded = True
         else:
             state, degraded = REFUSED, False
-        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded)
+        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded, unreachable=unreachable)
         yield Event("done", answer=answer)
 
     def _attempt(
@@ -214,6 +208,7 @@ class Answerer:
         timings: dict[str, float],
         *,
         degraded: bool,
+        unreachable: bool = False,
     ) -> Answer:
         hidden = tuple(c.text for c in verification.claims if c not in shown) + verification.dropped_claims
         answer = Answer(
@@ -233,6 +228,7 @@ class Answerer:
             quotes_total=sum(len(d.get("quotes", [])) for d in drafts),
             quotes_verbatim=sum(q["verified"] for d in drafts for q in d.get("quotes", [])),
             phantoms=sum(q["kind"] == "phantom" for d in drafts for q in d.get("quotes", [])),
+            model_unavailable=unreachable,
         )
         if self.audit is not None:
             try:

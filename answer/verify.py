@@ -71,8 +71,6 @@ class Verification:
 
     claims: tuple[Claim, ...]  # every claim that kept at least one citation, with its status
     problems: tuple[str, ...] = ()
-    quotes_total: int = 0
-    quotes_verbatim: int = 0
     phantoms: int = 0
     refused: bool = False
     dropped_claims: tuple[str, ...] = field(default=())
@@ -140,14 +138,10 @@ def verify(
             problems.append(f"claim {number} has no verified quote and was removed: {draft_claim.text[:120]!r}")
             continue
         claims.append(_judge(draft_claim.text, _unique(citations), checker, number, problems))
-    total = len(checks)
-    verbatim = sum(check.verified for check in checks)
     phantoms = sum(check.kind == "phantom" for check in checks)
     return Verification(
         claims=tuple(claims),
         problems=tuple(problems),
-        quotes_total=total,
-        quotes_verbatim=verbatim,
         phantoms=phantoms,
         refused=draft.refused,
         dropped_claims=tuple(dropped),

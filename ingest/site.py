@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import SiteConfigError
-from .slugger import SLUGGERS
+from .slugger import DEFAULT_SLUGGER, SLUGGERS
 
 SITE_FILE = "site.toml"
 
@@ -23,7 +23,7 @@ class SiteConfig:
     name: str = "Docs"
     base_url: str = "/docs"
     trailing_slash: bool = False
-    slugger: str = "github"
+    slugger: str = DEFAULT_SLUGGER
     search_url: str = ""
     default_version: str = ""
     fingerprint: str = ""  # hash of the config file; the index records what built it
@@ -77,7 +77,7 @@ def load_site_config(content_dir: Path) -> SiteConfig:
     unknown = sorted(set(data) - known)
     if unknown:
         raise SiteConfigError(f"{path}: unknown [site] keys {unknown}; known keys are {sorted(known)}")
-    if data.get("slugger", "github") not in SLUGGERS:
+    if data.get("slugger", DEFAULT_SLUGGER) not in SLUGGERS:
         raise SiteConfigError(
             f"{path}: slugger {data['slugger']!r} is not one of {sorted(SLUGGERS)}"
         )

@@ -78,7 +78,6 @@ from types import MappingProxyType
 __all__ = ["SLUGGERS", "Slugger", "make_slugger", "slug"]
 
 #: Python's Unicode database version (the JS regex is Unicode 13.0).
-UNICODE_VERSION: str = unicodedata.unidata_version
 
 #: General categories github-slugger 2 deletes (see the module docstring).
 _REMOVED_CATEGORIES: frozenset[str] = frozenset(

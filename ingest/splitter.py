@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .documents import Block, Chunk, Page, Section, SourceSpan
+from .documents import Block, Chunk, Page, SourceSpan
 from .ids import chunk_id, content_hash, doc_id
 
 MAX_CHUNK_CHARS = 800
@@ -158,11 +158,3 @@ def _span_end(offsets: list[int], text: str, line_end: int) -> int:
     if line_end >= len(offsets) - 1:
         return len(text)
     return max(offsets[line_end] - 1, 0)
-
-
-def section_of(page: Page, anchor: str) -> Section | None:
-    """The section a deep link lands on, if the page has it."""
-    for section in page.sections:
-        if section.heading is not None and section.heading.anchor == anchor:
-            return section
-    return None

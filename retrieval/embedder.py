@@ -1,4 +1,4 @@
-"""Text → vectors. sentence-transformers is imported here and nowhere else.
+"""Text → vectors. The bi-encoder side of sentence-transformers lives here (rerank.py holds the CrossEncoder hook).
 
 The `Embedder` protocol is what the index and the retriever depend on; the
 index records `Embedder.id` and `dimension` so a query with a different model
@@ -46,11 +46,6 @@ class SentenceTransformerEmbedder:
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
-
-    @property
-    def max_tokens(self) -> int:
-        """Word-pieces the model reads; text past this is not embedded."""
-        return int(self._load().max_seq_length)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -319,7 +319,7 @@ class SecurityHeaders:
 
 
 def settings_base(base_url: str) -> str:
-    """Where the viewer's own links point: the local /docs viewer unless the site is external."""
+    """The prefix for links inside the bundled docs viewer: the site's own base URL, or /docs when pages live elsewhere."""
     return base_url if not base_url.startswith(("http://", "https://")) else "/docs"
 
 

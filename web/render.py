@@ -195,7 +195,8 @@ def display_state(answer: Any, policy: str = "hide") -> str:
     if answer.state == "answered":
         return DEGRADED if answer.degraded else VERIFIED
     if answer.state == "unverified":
-        return REFUSED if policy == "refuse" else UNVERIFIED
+        unavailable = getattr(answer, "model_unavailable", False)  # never shown as "not in the docs"
+        return REFUSED if policy == "refuse" and not unavailable else UNVERIFIED
     return REFUSED
 
 

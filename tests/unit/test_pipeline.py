@@ -177,3 +177,19 @@ def test_a_quantity_question_prefers_the_sentence_that_states_a_quantity():
 
     assert first_claim(0.5) == "Refund requests are reviewed within 5 business days."
     assert first_claim(0.0) == "Refund requests are reviewed by the billing team."  # the bonus is what decides here
+
+
+def test_an_unreachable_model_is_never_reported_as_not_in_the_docs_even_under_the_refuse_policy():
+    from answer.errors import GeneratorError
+
+    class Down:
+        name = "down"
+
+        def draft(self, question, rset, *, feedback=()):  # noqa: ANN001
+            raise GeneratorError("connection refused by the model server")
+
+    embedder = HashEmbedder()
+    service = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), Down(), unverified_policy="refuse")
+    answer = service.ask("refund window?", Viewer.anonymous())
+    assert (answer.state, answer.model_unavailable) == ("unverified", True)
+    assert answer.to_dict()["model_unavailable"] is True
