@@ -65,6 +65,7 @@ class Draft:
     refused: bool
     claims: tuple[DraftClaim, ...]
     raw: str = field(default="", compare=False)  # the generator's output as received, for the audit
+    shown: tuple[str, ...] | None = None  # handles the generator was shown; None = the whole retrieval set
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,8 @@ treats as a failed verification.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import logging
 import os
 import time
@@ -89,7 +91,9 @@ class LiteLLMGenerator:
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         prompt = build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens)
         text = self.complete(prompt.as_list())
-        return parse_draft(text)  # DraftFormatError carries the raw text for the audit
+        # DraftFormatError carries the raw text for the audit; the draft remembers which passages the
+        # model was shown, so a handle cut by the context budget counts as a phantom.
+        return replace(parse_draft(text), shown=prompt.handles)
 
     def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
         """The model's reply text; structured output first, JSON-in-text if the provider refuses it."""

@@ -127,7 +127,7 @@ def verify(
     for number, draft_claim in enumerate(draft.claims, start=1):
         citations: list[Citation] = []
         for quote in draft_claim.quotes:
-            citation, kind, problem = _check_quote(quote.handle, quote.text, rset, viewer, readable, min_quote_chars)
+            citation, kind, problem = _check_quote(quote.handle, quote.text, rset, viewer, readable, min_quote_chars, draft.shown)
             checks.append(QuoteCheck(number, quote.handle, quote.text, citation is not None, problem, kind))
             if citation is None:
                 problems.append(f"claim {number}: {problem}")
@@ -150,16 +150,20 @@ def verify(
 
 
 def _check_quote(
-    handle: str, text: str, rset: RetrievalSet, viewer: Viewer, readable: Sequence[Hit], min_quote_chars: int
+    handle: str, text: str, rset: RetrievalSet, viewer: Viewer, readable: Sequence[Hit], min_quote_chars: int,
+    shown: tuple[str, ...] | None = None,
 ) -> tuple[Citation | None, str, str]:
     """(citation, kind, reason): a citation for one quote, or what kind of failure it is and why."""
     hit = rset.get(handle)
+    if hit is not None and not viewer.may_read(hit.chunk.access):
+        return None, "restricted", f"{handle} is not readable by this viewer"
+    if shown is not None:  # the generator saw only these passages; anything else it cites was invented
+        readable = [h for h in readable if h.handle in shown]
+        hit = hit if handle in shown else None
     if hit is None:
         citable = ", ".join(h.handle for h in readable) or "nothing"
         return None, "phantom", f"{handle} does not exist; cite only {citable}"
     chunk = hit.chunk
-    if not viewer.may_read(chunk.access):
-        return None, "restricted", f"{handle} is not readable by this viewer"
     if len(normalize_quote(text)) < min_quote_chars:  # measured after markup is stripped
         return None, "short", f"quote in {handle} is shorter than {min_quote_chars} characters: {text!r}"
     span = find_quote(text, chunk.text)

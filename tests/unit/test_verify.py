@@ -203,3 +203,15 @@ def test_text_fragment_matches_rendered_text_not_markdown():
     long = text_fragment("Plan | Requests per second | Burst capacity Free | 10 | 20 Starter | 50")
     assert "|" not in long and "%7C" not in long
     assert long.count(",") == 1  # start,end form for long quotes
+
+
+def test_a_handle_cut_from_the_prompt_by_the_budget_counts_as_a_phantom():
+    from dataclasses import replace as with_
+
+    both = rset(REFUNDS, LIMITS)
+    quote = "The maximum payload size is 256 KB."
+    seen_all = verify(draft(([("c2", quote)], quote)), both, ANON)
+    assert seen_all.claims  # c2 was in the prompt
+    only_c1 = verify(with_(draft(([("c2", quote)], quote)), shown=("c1",)), both, ANON)
+    assert only_c1.claims == () and only_c1.phantoms == 1
+    assert any("c2 does not exist; cite only c1" in p for p in only_c1.problems)
