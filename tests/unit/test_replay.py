@@ -2,19 +2,21 @@
 
 Fixed questions, fixed retrieval sets (chunk ids of content/) and recorded
 model replies, good and bad, run through the real pipeline and verifier. A
-drift in the chunker (ids or text), the verifier or the retry policy changes
-an outcome here and fails the build; an intended change means re-recording
+drift in the chunker (ids or text), the prompt, the verifier or the retry
+policy changes an outcome here and fails the build; an intended change means re-recording
 the expectation in tests/fixtures/replay.jsonl and reviewing the diff.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from answer.pipeline import Answerer
+from answer.prompt import build_prompt
 from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -59,3 +61,13 @@ def test_recorded_drafts_verify_as_recorded(case, chunks_by_id):
         for citation in claim.citations:
             chunk = chunks_by_id[citation.chunk_id]
             assert chunk.text[citation.start:citation.end] == citation.quote
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_prompt_for_a_recorded_retrieval_set_is_unchanged(case, chunks_by_id):
+    """The recorded drafts answered this exact prompt; a prompt change means re-recording them."""
+    viewer = Viewer.of(case["groups"])
+    rset = renumber(case["question"], viewer, [(chunks_by_id[cid], 1.0) for cid in case["retrieval"]])
+    prompt = build_prompt(case["question"], rset)
+    digest = hashlib.sha256(json.dumps(prompt.as_list(), ensure_ascii=False).encode()).hexdigest()[:16]
+    assert digest == case["prompt_sha256"], "prompt drift: review the change, then re-record prompt_sha256 and the drafts"
