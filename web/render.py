@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
-from retrieval.search import RetrievalSet
+from retrieval.search import Hit, RetrievalSet
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +108,22 @@ def is_site_url(url: str, site: SiteConfig) -> bool:
     return url == base or url.startswith(base + "/") or url.startswith(base + "#") or (base == "" and url.startswith("/"))
 
 
-def source_href(rset: RetrievalSet, citation: Citation, site: SiteConfig) -> str | None:
-    """The "Open source" link, rebuilt from the retrieved chunk: `<page url>#<anchor>:~:text=…`."""
+def resolve(rset: RetrievalSet, citation: Citation) -> Hit | None:
+    """The hit a citation stands on, or None unless its handle, chunk, quote span and access all check out.
+
+    The one gate every chip, card, link and side-panel entry passes: a verified citation always
+    resolves, so a None here means a bug upstream, and showing it would be a phantom citation.
+    """
     hit = rset.get(citation.handle)
-    if hit is None or hit.chunk.id != citation.chunk_id:
-        log.error("citation %s does not resolve to %s in retrieval set %s", citation.handle, citation.chunk_id, rset.id)
+    if (hit is None or hit.chunk.id != citation.chunk_id or not rset.viewer.may_read(hit.chunk.access)
+            or hit.chunk.text[citation.start : citation.end] != citation.quote):
+        log.error("citation %s -> %s does not resolve in retrieval set %s; not shown", citation.handle, citation.chunk_id, rset.id)
         return None
+    return hit
+
+
+def source_href(hit: Hit, citation: Citation, site: SiteConfig) -> str | None:
+    """The "Open source" link, rebuilt from the retrieved chunk: `<page url>#<anchor>:~:text=…`."""
     chunk = hit.chunk
     fragment = text_fragment(chunk.text[citation.start : citation.end])
     url = f"{chunk.url}{fragment}" if "#" in chunk.url else f"{chunk.url}#{fragment}"
@@ -132,14 +142,12 @@ def excerpt(text: str, start: int, end: int, width: int = EXCERPT_CHARS) -> tupl
 
 def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str) -> Cite | None:
     """A chip and its card, or None when the citation does not resolve against this turn's retrieval set."""
-    hit = rset.get(citation.handle)
-    if hit is None or hit.chunk.id != citation.chunk_id or hit.chunk.text[citation.start : citation.end] != citation.quote:
-        # Cannot happen for a verified citation; if it ever does, showing it would be a phantom citation.
-        log.error("citation %s -> %s does not resolve in retrieval set %s; not shown", citation.handle, citation.chunk_id, rset.id)
+    hit = resolve(rset, citation)
+    if hit is None:
         return None
     before, quote, after = excerpt(hit.chunk.text, citation.start, citation.end)
     return Cite(
-        handle=citation.handle, card_id=card_id, href=source_href(rset, citation, site), title=citation.title,
+        handle=citation.handle, card_id=card_id, href=source_href(hit, citation, site), title=citation.title,
         heading_path=section_path(citation.title, citation.heading_path), doc_version=citation.doc_version, before=before, quote=quote, after=after,
     )
 
@@ -181,9 +189,12 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig) -> tu
     order: dict[str, Source] = {}
     for claim in claims:
         for c in claim.citations:
+            hit = resolve(rset, c)
+            if hit is None:
+                continue
             found = order.get(c.chunk_id)
             if found is None:
-                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path), source_href(rset, c, site), (c.quote,))
+                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path), source_href(hit, c, site), (c.quote,))
             elif c.quote not in found.quotes:
                 order[c.chunk_id] = Source(found.handle, found.title, found.heading_path, found.href,
                                            found.quotes + (c.quote,))

@@ -262,3 +262,21 @@ def test_a_citation_that_does_not_resolve_in_this_turns_retrieval_set_is_never_r
         assert render.claim_view(Claim("x", "supported", (bad,)), rset, site, "t", 1) is None
     mixed = render.claim_view(Claim("x", "supported", (good, phantom)), rset, site, "t", 1)
     assert [c.handle for c in mixed.cites] == ["c1"]
+
+
+def test_the_side_panel_passes_the_same_gate_as_the_chips():
+    from answer.verify import Citation, Claim
+    from ingest.site import SiteConfig
+    from retrieval.search import renumber
+    from retrieval.viewer import Viewer
+    from web import render
+
+    secret = make_chunk("internal/overrides", "limits", "Support agents may approve overrides up to 500 dollars.",
+                        access=("staff",))
+    rset = renumber("q", Viewer.anonymous(), [(REFUNDS, 1.0), (secret, 0.5)])
+    good = Citation("c1", REFUNDS.id, QUOTE, 0, len(QUOTE), "", REFUNDS.url, "Refunds", ("Refund windows",), "2.4", REFUNDS.hash)
+    phantom = replace(good, handle="c3", title="Invented page")
+    restricted = Citation("c2", secret.id, secret.text, 0, len(secret.text), "", secret.url, "Overrides", (), "2.4", secret.hash)
+    panel = render.sources([Claim("x", "supported", (good, phantom, restricted))], rset, SiteConfig())
+    assert [(s.handle, s.title) for s in panel] == [("c1", "Refunds")]
+    assert render.cite_view(rset, restricted, SiteConfig(), "card") is None  # the viewer may not read it
