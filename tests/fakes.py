@@ -118,3 +118,11 @@ def make_chunk(
         hash=content_hash(title, heading, text),
         access=access,
     )
+
+
+# Sample chunks shared by the unit, web and LLM tests, so each fact is written once.
+REFUND_TEXT = "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata."
+REFUNDS = make_chunk("billing/refunds", "refund-windows", REFUND_TEXT, title="Refunds", heading="Refund windows")
+LIMITS = make_chunk("billing/limits", "payload-size",
+                    "The maximum payload size is 256 KB. Larger events are rejected with error `FD-4131`.",
+                    title="Limits", heading="Payload size")

@@ -16,17 +16,11 @@ from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
-from tests.fakes import make_chunk
+from tests.fakes import LIMITS, REFUNDS, make_chunk
 from tests.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.integration
 
-REFUNDS = make_chunk("billing/refunds", "refund-windows",
-                     "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata.",
-                     title="Refunds", heading="Refund windows")
-LIMITS = make_chunk("billing/limits", "payload-size",
-                    "The maximum payload size is 256 KB. Larger events are rejected with error `FD-4131`.",
-                    title="Limits", heading="Payload size")
 RETRIES = make_chunk("delivery/retries", "retry-schedule",
                      "Failed deliveries are retried up to 8 times with exponential backoff. "
                      "After the last attempt the event is marked as failed.",

@@ -8,11 +8,8 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, MemoryStore, REFUNDS, ScriptedGenerator, make_chunk
 
-REFUNDS = make_chunk("billing/refunds", "refund-windows",
-                     "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata.",
-                     title="Refunds", heading="Refund windows")
 GOOD = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": "Refunds are available within 14 days of the charge."}],
                                                   "claim": "Refunds are available within 14 days of the charge."}]})
 PHANTOM = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c7", "quote": "Refunds are available within 14 days"}],

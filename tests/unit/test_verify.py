@@ -14,14 +14,8 @@ from answer.support import UNSUPPORTED, DeterministicChecker
 from answer.verify import MIN_QUOTE_CHARS, verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
-from tests.fakes import make_chunk
+from tests.fakes import LIMITS, REFUNDS, make_chunk
 
-REFUNDS = make_chunk("billing/refunds", "refund-windows",
-                     "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata.",
-                     title="Refunds", heading="Refund windows")
-LIMITS = make_chunk("billing/limits", "payload-size",
-                    "The maximum payload size is 256 KB. Larger events are rejected with error `FD-4131`.",
-                    title="Limits", heading="Payload size")
 SECRET = make_chunk("internal/overrides", "override-limits",
                     "Support can override refunds up to 90 days after the charge.", access=("staff",))
 ANON = Viewer.anonymous()

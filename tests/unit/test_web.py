@@ -14,11 +14,9 @@ from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from ingest.settings import Settings
 from retrieval.search import DenseRetriever
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
 
-REFUND_TEXT = "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata."
-REFUNDS = make_chunk("billing/refunds", "refund-windows", REFUND_TEXT, title="Refunds", heading="Refund windows")
 TAXES = make_chunk("billing/taxes", "vat", "VAT is charged on every invoice issued to customers in the EU.",
                    title="Taxes", heading="VAT")
 QUOTE = "Refunds are available within 14 days of the charge."
