@@ -22,6 +22,7 @@ from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .normalize import find_quote, normalize_quote
+from .spans import table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
 MIN_QUOTE_CHARS = 12
@@ -42,6 +43,7 @@ class Citation:
     heading_path: tuple[str, ...]
     doc_version: str
     hash: str
+    table_header: str = ""  # the header row when the quote is a table row: context for reading it, not a claim
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def _check_quote(
         elsewhere = [h.handle for h in readable if h.handle != handle and find_quote(text, h.chunk.text)]
         hint = f" (it is in {', '.join(elsewhere)})" if elsewhere else ""
         return None, "not-verbatim", f"quote not in {handle}{hint}: {text[:120]!r}"
-    start, end = span
+    start, end = _whole_markup(chunk.text, *span)
     exact = chunk.text[start:end]
     fragment = text_fragment(exact)
     return Citation(
@@ -187,7 +189,20 @@ def _check_quote(
         heading_path=chunk.heading_path,
         doc_version=chunk.doc_version,
         hash=chunk.hash,
+        table_header=table_header(chunk.text, start),
     ), "verified", ""
+
+
+_MARKUP = "`*"  # the characters normalization drops: a match never starts or ends on them
+
+
+def _whole_markup(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a matched span over the markup at its edges, so "`t` is set" never shows as "t` is set"."""
+    while start > 0 and text[start - 1] in _MARKUP:
+        start -= 1
+    while end < len(text) and text[end] in _MARKUP:
+        end += 1
+    return start, end
 
 
 def _unique(citations: Sequence[Citation]) -> tuple[Citation, ...]:

@@ -1,0 +1,191 @@
+"""Quotable units of a chunk: whole sentences, list items and table rows, with their offsets.
+
+A quote is only as good as its edges. Cutting at every ". " breaks "e.g. a
+proxy" and "(see v2.4. )"; cutting inside a code span leaves a stray
+backtick. This module segments chunk text once, keeping character offsets, so
+an extracted quote is always a run of whole units and can be highlighted at
+its exact place. Table rows carry their header row as context (a row alone
+reads "Starter | 50 | 100"); the header row itself is never a unit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SENTENCE, ITEM, ROW = "sentence", "item", "row"
+
+# Words whose trailing period does not end a sentence.
+ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf approx no fig eq incl esp resp al mr mrs ms dr st ca min max sec".split()
+)
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
+_HEADING = re.compile(r"^#{1,6}\s")
+# A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by space and a capital,
+# digit, or an opening quote/bracket/backtick.
+_BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_])")
+_MIN_UNIT_CHARS = 12
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable unit of a chunk: `text == chunk_text[start:end]`."""
+
+    kind: str  # sentence / item / row
+    start: int
+    end: int
+    text: str
+    block: int  # index of the paragraph, list or table it belongs to
+    position: int  # index of the unit inside its block
+    header: str = ""  # a table row's header row ("Plan | Requests per second | Burst")
+
+
+def units(text: str) -> list[Unit]:
+    """Every quotable unit of `text` in reading order; fenced code and headings are skipped."""
+    found: list[Unit] = []
+    for number, (start, end, kind) in enumerate(_blocks(text)):
+        block = text[start:end]
+        if kind == "table":
+            found.extend(_rows(block, start, number))
+        elif kind == "list":
+            found.extend(_items(block, start, number))
+        elif kind == "prose":
+            found.extend(_sentences(block, start, number, SENTENCE, 0))
+    return [u for u in found if len(u.text) >= _MIN_UNIT_CHARS or u.kind == ROW]
+
+
+def table_header(text: str, offset: int) -> str:
+    """The header row of the table whose row contains `offset`, or "" when it is not in a table row."""
+    for start, end, kind in _blocks(text):
+        if kind == "table" and start <= offset < end:
+            lines = text[start:end].split("\n")
+            header = lines[0].strip()
+            first_row_at = start + len(lines[0]) + 1
+            return header if offset >= first_row_at else ""
+    return ""
+
+
+def _blocks(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each block separated by blank lines; kind is prose, list, table, code or heading."""
+    blocks: list[tuple[int, int, str]] = []
+    lines = text.split("\n")
+    offset = 0
+    current: list[tuple[int, str]] = []
+    fence: str | None = None
+
+    def close() -> None:
+        if current:
+            start = current[0][0]
+            end = current[-1][0] + len(current[-1][1])
+            blocks.append((start, end, _kind([line for _, line in current])))
+            current.clear()
+
+    for line in lines:
+        marker = _FENCE.match(line)
+        if fence is not None:
+            current.append((offset, line))
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+                close()
+        elif marker:
+            close()
+            fence = marker.group(1)
+            current.append((offset, line))
+        elif not line.strip():
+            close()
+        elif _HEADING.match(line):
+            close()
+            current.append((offset, line))
+            close()
+        else:
+            current.append((offset, line))
+        offset += len(line) + 1
+    close()
+    return blocks
+
+
+def _kind(lines: list[str]) -> str:
+    first = lines[0]
+    if _FENCE.match(first):
+        return "code"
+    if _HEADING.match(first):
+        return "heading"
+    if _LIST_MARKER.match(first):
+        return "list"
+    if len(lines) >= 2 and all(_cells(line) >= 2 for line in lines):
+        return "table"
+    return "prose"
+
+
+def _cells(line: str) -> int:
+    """Cells of a table line as the chunk stores it ("a | b | c"); pipes inside backticks do not count."""
+    outside = re.sub(r"`[^`]*`", "", line)
+    return outside.count(" | ") + 1 if " | " in outside else 0
+
+
+def _rows(block: str, base: int, number: int) -> list[Unit]:
+    lines = block.split("\n")
+    header = lines[0].strip()
+    out: list[Unit] = []
+    offset = base + len(lines[0]) + 1
+    for position, line in enumerate(lines[1:]):
+        stripped = line.strip()
+        if stripped and not re.fullmatch(r"[\s|:-]+", stripped):
+            lead = len(line) - len(line.lstrip())
+            out.append(Unit(ROW, offset + lead, offset + lead + len(stripped), stripped, number, position, header))
+        offset += len(line) + 1
+    return out
+
+
+def _items(block: str, base: int, number: int) -> list[Unit]:
+    """List items (continuation lines joined); an item of several sentences yields each sentence."""
+    items: list[tuple[int, int]] = []
+    offset = 0
+    for line in block.split("\n"):
+        marker = _LIST_MARKER.match(line)
+        if marker and len(marker.group(1)) <= 1:  # a top-level item starts here
+            items.append((offset + marker.end(), offset + len(line)))
+        elif items:
+            items[-1] = (items[-1][0], offset + len(line))
+        offset += len(line) + 1
+    out: list[Unit] = []
+    for start, end in items:
+        segment = block[start:end]
+        pieces = _sentences(segment, base + start, number, ITEM, len(out))
+        out.extend(pieces)
+    return out
+
+
+def _sentences(segment: str, base: int, number: int, kind: str, first_position: int) -> list[Unit]:
+    cuts = [0]
+    for match in _BOUNDARY.finditer(segment):
+        end = match.start() + 1
+        if _inside_code(segment, end) or _abbreviation(segment, match.start()):
+            continue
+        cuts.append(match.end())
+    cuts.append(len(segment))
+    out: list[Unit] = []
+    for a, b in zip(cuts, cuts[1:]):
+        piece = segment[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        text = piece.strip()
+        if text:
+            out.append(Unit(kind, base + a + lead, base + a + lead + len(text), text, number, first_position + len(out)))
+    return out
+
+
+def _inside_code(text: str, at: int) -> bool:
+    """True when position `at` is inside a `code span` (an odd number of backticks before it)."""
+    return text.count("`", 0, at) % 2 == 1
+
+
+def _abbreviation(text: str, period: int) -> bool:
+    """True when the period at `period` closes an abbreviation ("e.g.", "approx.") or an initial ("J.")."""
+    if text[period] != ".":
+        return False
+    word = re.search(r"([A-Za-z][A-Za-z.]*)$", text[:period])
+    if word is None:
+        return False
+    token = word.group(1).lower().rstrip(".")
+    return token in ABBREVIATIONS or (len(token) == 1 and word.group(1).isupper())
