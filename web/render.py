@@ -3,15 +3,20 @@
 Every link a visitor can click is rebuilt here from the chunk of this turn's
 retrieval set — never taken from model text — and only kept when it points at
 the site's own URLs. Card ids carry the turn id, so two turns that both cite
-`c1` never collide.
+`c1` never collide. Chips are labelled 1, 2, … in the order the answer cites
+sections (the `c1` handles are retrieval ranks, meaningless to a reader); quote
+text is rendered by `web/quotes.py`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,9 +26,11 @@ from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
 
+from .quotes import excerpt_html, quote_html
+
 log = logging.getLogger(__name__)
 
-EXCERPT_CHARS = 160
+RELATED_LIMIT = 4
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _URL_TRAPS = re.compile(r"[\x00-\x1f\x7f\\]")
 
@@ -37,21 +44,29 @@ class Looked:
     handle: str
     title: str
     heading: str
+    href: str | None = None  # page#anchor, only for the sections a refusal lists as links
 
 
 @dataclass(frozen=True)
 class Cite:
     """A verified citation ready for a chip and its hover card."""
 
-    handle: str
+    handle: str  # c1…: kept as a data attribute and in the audit view, never the chip's label
+    number: int  # the chip's label: sources numbered in reading order, one number per chunk
     card_id: str
     href: str | None  # None when the link would leave the site: the chip then renders without a link
     title: str
     heading_path: tuple[str, ...]
     doc_version: str
-    before: str
-    quote: str
-    after: str
+    quote: str  # the exact chunk text, for data-quote and caption comparison
+    quote_html: Markup  # the quote as the docs render it (a small table for table rows)
+    excerpt_html: Markup  # the hover card's excerpt, quote in <mark>
+    is_table: bool = False
+
+    @property
+    def label(self) -> str:
+        """What a screen reader announces for the chip: "Source 1: Refunds › Refund windows"."""
+        return f"Source {self.number}: " + " › ".join((self.title, *self.heading_path))
 
 
 @dataclass(frozen=True)
@@ -75,6 +90,8 @@ class Source:
     heading_path: tuple[str, ...]
     href: str | None
     quotes: tuple[str, ...]
+    number: int = 0  # the same number its chips carry
+    quotes_html: tuple[Markup, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,7 @@ class TurnView:
     claims: tuple[ClaimView, ...]
     sources: tuple[Source, ...]
     hidden: tuple[str, ...]
+    related: tuple[Looked, ...] = ()  # for a refusal: the sections looked at, as links
 
 
 def turn_id(value: Any, default: str) -> str:
@@ -133,35 +151,75 @@ def source_href(hit: Hit, citation: Citation, site: SiteConfig) -> str | None:
     return url
 
 
-def excerpt(text: str, start: int, end: int, width: int = EXCERPT_CHARS) -> tuple[str, str, str]:
-    """(text before, quoted span, text after) of a span inside its chunk, for the hover card."""
-    before = text[max(0, start - width) : start]
-    after = text[end : end + width]
-    return ("…" if start > width else "") + before, text[start:end], after + ("…" if end + width < len(text) else "")
+class ChipNumbers:
+    """Chip labels in reading order of the answer: the first chunk cited is 1, a chunk cited again keeps its number."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def of(self, chunk_id: str) -> int:
+        with self._lock:
+            return self._numbers.setdefault(chunk_id, len(self._numbers) + 1)
 
 
-def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str) -> Cite | None:
+_STREAMS: OrderedDict[tuple[str, str], ChipNumbers] = OrderedDict()
+_STREAMS_LOCK = threading.Lock()
+MAX_STREAMS = 512
+
+
+def stream_numbers(tid: str, rset: RetrievalSet) -> ChipNumbers:
+    """The numbering of one streamed turn, shared by its claim events.
+
+    The stream renders one claim at a time and passes no state between them, so
+    a claim citing the chunk of an earlier claim must find that chunk's number
+    here. Keyed by turn and retrieval set (unique per request); `turn_view`
+    drops the entry when the finished turn replaces the streamed one, and the
+    oldest entries go when streams are abandoned.
+    """
+    key = (tid, rset.id)
+    with _STREAMS_LOCK:
+        numbers = _STREAMS.pop(key, None) or ChipNumbers()
+        _STREAMS[key] = numbers
+        while len(_STREAMS) > MAX_STREAMS:
+            _STREAMS.popitem(last=False)
+        return numbers
+
+
+def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str, number: int = 1) -> Cite | None:
     """A chip and its card, or None when the citation does not resolve against this turn's retrieval set."""
     hit = resolve(rset, citation)
     if hit is None:
         return None
-    before, quote, after = excerpt(hit.chunk.text, citation.start, citation.end)
+    link = partial(is_site_url, site=site)
+    text = hit.chunk.text
+    quote = quote_html(text, citation.start, citation.end, header=citation.table_header, link=link)
     return Cite(
-        handle=citation.handle, card_id=card_id, href=source_href(hit, citation, site), title=citation.title,
-        heading_path=section_path(citation.title, citation.heading_path), doc_version=citation.doc_version, before=before, quote=quote, after=after,
+        handle=citation.handle, number=number, card_id=card_id, href=source_href(hit, citation, site),
+        title=citation.title, heading_path=section_path(citation.title, citation.heading_path),
+        doc_version=citation.doc_version, quote=citation.quote, quote_html=quote,
+        excerpt_html=excerpt_html(text, citation.start, citation.end, link=link), is_table="<table" in quote,
     )
 
 
-def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int) -> ClaimView | None:
+def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int,
+               numbers: ChipNumbers | None = None) -> ClaimView | None:
     """One verified claim, or None when none of its citations resolves (a claim is never shown without one).
 
-    `number` (1-based, in answer order) keeps card ids stable between stream and page.
+    `number` (1-based, in answer order) keeps card ids stable between stream and page;
+    `numbers` labels the chips (without it, the streamed turn's shared numbering is used).
     """
-    resolved = (cite_view(rset, c, site, f"card-{tid}-{number}-{i}") for i, c in enumerate(claim.citations, start=1))
-    cites = tuple(c for c in resolved if c is not None)
+    numbers = numbers if numbers is not None else stream_numbers(tid, rset)
+    cites: list[Cite] = []
+    for i, c in enumerate(claim.citations, start=1):
+        if resolve(rset, c) is None:
+            continue  # unresolved citations get no number, so the labels have no gaps
+        view = cite_view(rset, c, site, f"card-{tid}-{number}-{i}", numbers.of(c.chunk_id))
+        if view is not None:
+            cites.append(view)
     if not cites:
         return None
-    return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=cites)
+    return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=tuple(cites))
 
 
 def section_path(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
@@ -177,6 +235,29 @@ def looked_at(rset: RetrievalSet | None) -> tuple[Looked, ...]:
                  for h in rset.hits)
 
 
+def related(rset: RetrievalSet | None, site: SiteConfig, limit: int = RELATED_LIMIT) -> tuple[Looked, ...]:
+    """The sections a refusal names, each once, linked to page#anchor when that stays on the site.
+
+    The retrieval set is already access-filtered; the viewer check is repeated
+    because a refusal must never title or link a chunk its reader may not read.
+    """
+    if rset is None:
+        return ()
+    found: dict[str, Looked] = {}
+    for hit in rset.hits:
+        chunk = hit.chunk
+        if not rset.viewer.may_read(chunk.access):
+            continue
+        href = chunk.url if is_site_url(chunk.url, site) else None
+        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
+        key = href or f"{chunk.title}\n{heading}"
+        if key not in found:
+            found[key] = Looked(hit.handle, chunk.title, heading, href)
+        if len(found) == limit:
+            break
+    return tuple(found.values())
+
+
 def same_text(a: str, b: str) -> bool:
     """True when a caption only repeats its quote, so it need not be shown twice."""
     def norm(text: str) -> str:
@@ -184,20 +265,25 @@ def same_text(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig) -> tuple[Source, ...]:
-    """Each cited section once, in order of first citation, with its distinct quotes."""
+def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
+            numbers: ChipNumbers | None = None) -> tuple[Source, ...]:
+    """Each cited section once, in order of first citation, with its distinct quotes and its chips' number."""
+    numbers = numbers if numbers is not None else ChipNumbers()
+    link = partial(is_site_url, site=site)
     order: dict[str, Source] = {}
     for claim in claims:
         for c in claim.citations:
             hit = resolve(rset, c)
             if hit is None:
                 continue
+            shown = quote_html(hit.chunk.text, c.start, c.end, header=c.table_header, link=link)
             found = order.get(c.chunk_id)
             if found is None:
-                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path), source_href(hit, c, site), (c.quote,))
+                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path),
+                                           source_href(hit, c, site), (c.quote,), numbers.of(c.chunk_id), (shown,))
             elif c.quote not in found.quotes:
                 order[c.chunk_id] = Source(found.handle, found.title, found.heading_path, found.href,
-                                           found.quotes + (c.quote,))
+                                           found.quotes + (c.quote,), found.number, found.quotes_html + (shown,))
     return tuple(order.values())
 
 
@@ -214,10 +300,16 @@ def display_state(answer: Any, policy: str = "hide") -> str:
 def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> TurnView:
     rset = answer.retrieval
     state = display_state(answer, policy)
+    numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
+    if rset is not None:
+        with _STREAMS_LOCK:
+            _STREAMS.pop((tid, rset.id), None)  # the streamed turn (if any) is done
+    claims = tuple(v for n, c in enumerate(answer.claims, start=1)
+                   if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
     return TurnView(
         tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset),
-        claims=tuple(v for n, c in enumerate(answer.claims, start=1) if (v := claim_view(c, rset, site, tid, n)) is not None),
-        sources=sources(answer.claims, rset, site), hidden=answer.hidden if state == UNVERIFIED else (),
+        claims=claims, sources=sources(answer.claims, rset, site, numbers),
+        hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
     )
 
 

@@ -92,3 +92,21 @@ def unverified_url(content_index, real_embedder, tmp_path_factory) -> Iterator[s
     app = _app(content_index, real_embedder, tmp_path_factory.mktemp("web-unverified"), Unverifiable())
     with serve(app) as url:
         yield url
+
+
+class Refuser:
+    """A generator that always refuses, so a question with retrieved sections shows the refusal that lists them."""
+
+    name = "scripted-refuser"
+
+    def draft(self, question, rset, *, feedback=()):  # noqa: ANN001, ANN201
+        from answer.draft import parse_draft
+
+        return parse_draft(json.dumps({"refused": True, "claims": []}))
+
+
+@pytest.fixture(scope="session")
+def refusing_url(content_index, real_embedder, tmp_path_factory) -> Iterator[str]:
+    app = _app(content_index, real_embedder, tmp_path_factory.mktemp("web-refusing"), Refuser())
+    with serve(app) as url:
+        yield url

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 QUESTION = "What is the default request timeout of the SDKs?"
 FOLLOW_UP = "Which TLS versions does the API accept?"
+CODE_QUESTION = "What error code means the payload is too large?"  # answered from sentences with `code` spans
 TIMINGS = REPO / "test-artifacts" / "timings.json"
 
 # Records when the first "looked at" title, the first quote and the final state appear after submit.
@@ -119,7 +120,15 @@ def test_off_topic_question_is_refused_with_a_site_search_link(page, live_url, s
     ask(page, "What is the capital of France?")
     turn = final_turn(page)
     assert turn.get_attribute("data-state") == "refused"
-    assert "I don't have this in the docs" in turn.inner_text()
+    assert turn.locator(".badge").inner_text() == "No answer in the docs"
+    text = turn.inner_text()
+    related = turn.locator(".banner.refusal .related a")
+    if related.count():  # sections were retrieved: they are named, as links to their headings on the site
+        assert "I found related sections, but none of them answers this." in text
+        assert related.count() <= 4
+        assert all(urlsplit(a.get_attribute("href")).path.startswith("/docs/") for a in related.all())
+    else:
+        assert "No docs section matched this question." in text
     assert turn.locator(".claim").count() == 0
     page.screenshot(path=str(shots / "05-refusal.png"))
     search = turn.locator("a.search-link")
@@ -127,6 +136,26 @@ def test_off_topic_question_is_refused_with_a_site_search_link(page, live_url, s
     search.click()
     page.wait_for_selector(".doc-search h1")
     assert page.locator("#q").input_value() == "What is the capital of France?"
+
+
+def test_a_refusal_that_retrieved_sections_links_them(page, refusing_url, shots):
+    page.goto(refusing_url)
+    ask(page, "Can I pay my invoice in bitcoin?")
+    turn = final_turn(page)
+    assert turn.get_attribute("data-state") == "refused"
+    links = turn.locator(".banner.refusal .related a")
+    assert "I found related sections, but none of them answers this." in turn.inner_text()
+    assert 1 <= links.count() <= 4 and turn.locator(".badge").inner_text() == "No answer in the docs"
+    page.screenshot(path=str(shots / "05b-refusal-with-sections.png"))
+    href = links.first.get_attribute("href")
+    with page.context.expect_page() as opened:
+        links.first.click()
+    doc = opened.value
+    doc.wait_for_load_state("load")
+    assert urlsplit(doc.url).path == urlsplit(href).path
+    anchor = unquote(urlsplit(href).fragment)
+    if anchor:
+        doc.locator(f'[id="{anchor}"]').wait_for()
 
 
 def test_nothing_verified_hides_the_text_behind_a_toggle(page, unverified_url, shots):
@@ -179,14 +208,37 @@ def test_follow_up_keeps_each_turns_own_citations(page, live_url, shots):
     for turn in page.locator("#thread .turn").all():
         looked = {}
         for item in turn.locator(".looked-at li").all():
-            handle = item.locator(".handle").inner_text()
-            looked[handle] = item.inner_text()
+            looked[item.get_attribute("data-handle")] = item.inner_text()
         for chip in turn.locator(".chip").all():
-            handle = chip.inner_text()
+            handle = chip.get_attribute("data-handle")
             title = turn.locator("#" + chip.get_attribute("aria-describedby") + " .card-title").inner_text()
             assert handle in looked, f"{handle} cited but not retrieved in this turn"
             assert title in looked[handle], f"{handle} resolves to {title!r}, not this turn's {looked[handle]!r}"
     page.screenshot(path=str(shots / "09-follow-up-thread.png"), full_page=True)
+
+
+def test_a_quote_with_inline_code_renders_it_as_code_under_chip_1(page, live_url, shots):
+    page.goto(live_url)
+    ask(page, CODE_QUESTION)
+    turn = final_turn(page)
+    assert turn.get_attribute("data-state") in ("verified", "degraded")
+    quotes = turn.locator(".claim .quote blockquote")
+    assert all("`" not in q for q in quotes.all_inner_texts()), quotes.all_inner_texts()  # no raw Markdown
+    code = turn.locator(".claim .quote blockquote code").first
+    code.wait_for()
+    assert code.inner_text().strip() and "`" not in code.inner_text()
+    chips = turn.locator(".chip")
+    first = chips.first
+    assert first.inner_text() == "1" and first.get_attribute("data-handle").startswith("c")
+    assert first.get_attribute("aria-label").startswith("Source 1: ")
+    labels = [int(c.inner_text()) for c in chips.all()]
+    assert labels[0] == 1 and all(n <= max(labels[:i], default=0) + 1 for i, n in enumerate(labels)), labels  # reading order
+    assert turn.locator(".sources .num").first.inner_text() == "1"
+    first.hover()
+    card = turn.locator("#" + first.get_attribute("aria-describedby"))
+    card.wait_for(state="visible")
+    assert "`" not in card.locator(".card-excerpt").inner_text() and card.locator("mark").count() > 0
+    page.screenshot(path=str(shots / "09b-inline-code-quote.png"))
 
 
 def test_phone_width_has_no_horizontal_overflow(browser, live_url, shots):

@@ -56,12 +56,15 @@ def test_verified_answer_shows_quotes_with_chips_cards_and_one_source_each():
     assert 'data-state="verified"' in html and "Verified against the docs" in html
     assert f"<blockquote>{QUOTE}</blockquote>" in html
     assert '<p class="caption">Refunds are available for 14 days after the charge.</p>' in html
-    chip = re.search(r'<a class="chip" href="([^"]+)"[^>]*aria-describedby="([^"]+)"', html)
+    chip = re.search(r'<a class="chip" href="([^"]+)"[^>]*aria-describedby="([^"]+)" aria-label="([^"]+)">([^<]*)</a>', html)
     assert chip and unescape(chip.group(1)).startswith("/docs/billing/refunds#refund-windows:~:text=")
+    assert chip.group(4) == "1" and unescape(chip.group(3)) == "Source 1: Refunds › Refund windows"  # not the handle
+    assert 'data-handle="c1"' in chip.group(0)
     card = html[html.index(f'id="{chip.group(2)}"'):]
     assert f"<mark>{QUOTE}</mark> Annual plans" in card and "Docs version 2.4" in card and "Open source" in card
     sources = html[html.index('<aside class="sources"'):]
     assert sources.count('class="source-title"') == 1 and "score" not in sources.lower()
+    assert '<span class="num">1</span>' in sources  # the side panel uses the chip's number
 
 
 def test_partial_claims_are_labelled():
@@ -78,7 +81,8 @@ def test_degraded_answer_says_statements_were_removed_and_never_shows_them():
 
 def test_refusal_when_nothing_is_retrieved_links_to_site_search():
     html = turn_html(client(GOOD, chunks=()).post("/ask", data={"question": "capital of France?"}).text)
-    assert 'data-state="refused"' in html and "I don't have this in the docs" in html
+    assert 'data-state="refused"' in html and "No docs section matched this question." in html
+    assert "No answer in the docs" in html and "Verified" not in html
     assert "/docs/search?q=capital%20of%20France%3F" in hrefs(html)
     assert "<blockquote>" not in html
 
@@ -90,7 +94,8 @@ def test_nothing_verified_keeps_the_text_behind_a_closed_unverified_toggle():
     assert toggle and "open" not in toggle.group(1)
     assert "Refunds are instant for everyone." in toggle.group(2)
     assert "Refunds are instant" not in html.replace(toggle.group(0), "")
-    assert "c1" in html.split("looked-at", 1)[1]  # the sections looked at are listed
+    looked = html.split('class="looked-at"', 1)[1]
+    assert "Refunds" in looked and 'data-handle="c1"' in looked  # the sections looked at are listed
 
 
 def test_refuse_policy_shows_unverified_answers_as_refusals():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html import unescape
 from html.parser import HTMLParser
 
@@ -156,3 +157,61 @@ def test_an_unverified_answer_shows_model_text_only_as_inert_text(tmp_path):
     page = client(tmp_path, reply, reply).post("/ask", data={"question": "refund?"}).text
     assert 'data-state="unverified"' in page and "Show unverified text" in page
     assert "&lt;script&gt;" in page and not executable(page)
+
+
+HOSTILE_MARKDOWN = [
+    f"`{SCRIPT}` and **{SCRIPT}** and [x](javascript:alert(1)) and <javascript:alert(2)>",
+    "[a](data:text/html,<script>alert(1)</script>) [b](//evil.example/docs) [c](/\\evil.example) ![i](https://evil.example/i.png)",
+    '[t](/docs/a "x\\" onmouseover=alert(1)) <img src=x onerror=alert(1)> &lt;script&gt;alert(7)&lt;/script&gt;',
+    "odd ` <b onclick=x()> ** <svg onload=alert(1)> \ue000<script>\ue001 _[u](javascript:x)_",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE_MARKDOWN)
+def test_inline_markdown_renderer_never_lets_markup_through(text):
+    from ingest.parser import render_inline
+
+    site = SiteConfig(base_url="/docs")
+    html = render_inline(text, link=lambda href: is_site_url(href, site))
+    assert not executable(html), html
+    assert not re.search(r"<(?!/?(?:code|em|strong|s|a|mark)[ >])", html), html
+    assert all(is_site_url(unescape(h), site) for h in re.findall(r'href="([^"]*)"', html)), html
+
+
+@pytest.mark.parametrize("text", HOSTILE_MARKDOWN)
+def test_quotes_table_rows_and_card_excerpts_of_hostile_markdown_stay_inert(text):
+    from web.quotes import excerpt_html, quote_html
+
+    chunk = f"- {text}\n\n{text} | {SCRIPT}\n{SCRIPT} | {text}\n\n```\n{text}\n```\n\n## {text}\n\n{text}"
+    site = SiteConfig(base_url="/docs")
+    link = lambda href: is_site_url(href, site)  # noqa: E731
+    for start in range(0, len(chunk), 37):
+        end = min(len(chunk), start + 61)
+        for html in (str(quote_html(chunk, start, end, header=f"{text} | {SCRIPT}", link=link)),
+                     str(excerpt_html(chunk, start, end, width=50, link=link))):
+            assert not executable(html), html
+            assert not re.search(r"<(?!/?(?:code|em|strong|s|a|mark|br|table|thead|tbody|tr|th|td)[ >])", html), html
+            assert all(is_site_url(unescape(h), site) for h in re.findall(r'href="([^"]*)"', html)), html
+
+
+def test_hostile_markdown_in_a_cited_table_row_and_its_header_renders_inert_in_chat(tmp_path):
+    header = f"Plan {SCRIPT} | Limit [x](javascript:alert(1))"
+    row = f"Starter `{SCRIPT}` | 50 <img src=x onerror=alert(2)> **{SCRIPT}**"
+    context = "Rates per plan: see [docs](/docs/limits) or [out](https://evil.example/)."  # shown in the hover card
+    chunk = make_chunk("limits/rates", "rates", f"{context}\n\n{header}\n{row}", title=f"Rates {SCRIPT}")
+    reply = draft((f"Starter is limited {SCRIPT}.", "c1", row))
+    page = client(tmp_path, reply, reply, chunk=chunk).post("/ask", data={"question": "starter rate limit?"}).text
+    assert 'class="quote-table"' in page and "<th" in page, page
+    assert not executable(page), executable(page)
+    assert not any("evil.example" in unescape(h) for h in re.findall(r'href="([^"]*)"', page))
+    assert '<a href="/docs/limits" target="_blank" rel="noopener">docs</a>' in page  # the site's own link stays one
+
+
+def test_a_refusal_lists_retrieved_sections_with_inert_titles_and_only_site_links(tmp_path):
+    offsite = make_chunk("x/y", "z", "Some text about refunds.", title=f"Off {SCRIPT}")
+    offsite = replace(offsite, url="javascript:alert(1)//docs/x")
+    refuse = json.dumps({"refused": True, "claims": []})
+    for chunk in (CHUNK, offsite):
+        page = client(tmp_path, refuse, refuse, chunk=chunk).post("/ask", data={"question": "rotate?"}).text
+        assert "none of them answers this" in page and not executable(page), executable(page)
+        assert "&lt;script&gt;" in page

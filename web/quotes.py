@@ -1,0 +1,209 @@
+"""Quotes and hover-card excerpts shown the way the docs page shows them: Markdown rendered, never raw.
+
+Chunk text keeps a little Markdown — code spans, list markers, table rows as
+`a | b`, code fences — because quotes are verified against it verbatim. A
+visitor should read "`ferry deploy` needs `--yes`" as code, a table row under
+its column headers, a list item without its dash. Everything here is built
+from `render_inline` (markdown-it, HTML off), so content can never inject
+markup; a link stays a link only when the caller's `link` check accepts it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from ingest.parser import render_inline
+
+EXCERPT_CHARS = 160
+LinkCheck = Callable[[str], bool]
+
+TEXT, ITEM, HEADING, ROW, CODE, FENCE, BLANK = "text", "item", "heading", "row", "code", "fence", "blank"
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_MARKER = re.compile(r"^\s*(?:(?P<heading>#{1,6})|(?P<item>[-*+]|\d{1,3}[.)])|(?P<quote>>))(?:\s+|$)")
+_SEPARATOR_CELL = re.compile(r"^[\s:|-]*$")
+# Spans a cut must not fall inside: a code span, a link, strong/emphasis/strikethrough.
+_ATOMIC = re.compile(r"(`+)(?:(?!\1).)+?\1|!?\[[^\]\n]*\]\([^)\n]*\)|\*\*[^*\n]+?\*\*|__[^_\n]+?__|~~[^~\n]+?~~"
+                     r"|(?<![*\w])\*(?![\s*])[^*\n]+?(?<!\s)\*(?!\*)")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of chunk text: where its content starts (after any list/heading marker) and what it is."""
+
+    start: int  # first character of the line
+    body: int  # first character of its content
+    end: int  # end of the line (before the newline)
+    kind: str
+    cells: tuple[tuple[int, int], ...] = ()  # (start, end) of each table cell, for rows
+
+
+def lines(text: str) -> list[Line]:
+    """Every line of `text`, classified like answer/spans.py reads blocks: fences, tables, lists, headings, prose."""
+    raw: list[Line] = []
+    offset, fence = 0, ""
+    for line in text.split("\n"):
+        end = offset + len(line)
+        opener = _FENCE.match(line)
+        if fence:
+            closes = opener is not None and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
+            raw.append(Line(offset, end, end, FENCE) if closes else Line(offset, offset, end, CODE))
+            fence = "" if closes else fence
+        elif opener:
+            fence = opener.group(1)
+            raw.append(Line(offset, end, end, FENCE))
+        elif not line.strip():
+            raw.append(Line(offset, end, end, BLANK))
+        else:
+            marker = _MARKER.match(line)
+            kind = TEXT if marker is None else HEADING if marker["heading"] else ITEM if marker["item"] else TEXT
+            body = offset + (marker.end() if marker else len(line) - len(line.lstrip()))
+            raw.append(Line(offset, body, end, kind))
+        offset = end + 1
+    return _tables(text, raw)
+
+
+def _tables(text: str, raw: list[Line]) -> list[Line]:
+    """Mark runs of two or more plain lines that all have cells as table rows (a lone "a | b" line is prose)."""
+    out = list(raw)
+    i = 0
+    while i < len(out):
+        j = i
+        while j < len(out) and out[j].kind == TEXT and len(_cells(text, out[j])) >= 2:
+            j += 1
+        if j - i >= 2:
+            for k in range(i, j):
+                cells = _cells(text, out[k])
+                blank = all(_SEPARATOR_CELL.match(text[a:b]) for a, b in cells)
+                out[k] = Line(out[k].start, out[k].body, out[k].end, BLANK if blank else ROW, () if blank else cells)
+        i = max(j, i + 1)
+    return out
+
+
+def _cells(text: str, line: Line) -> tuple[tuple[int, int], ...]:
+    """(start, end) of each ` | `-separated cell; pipes inside backticks do not split."""
+    start, end = line.body, line.end
+    while start < end and text[start] in "| ":
+        start += 1
+    while end > start and text[end - 1] in "| ":
+        end -= 1
+    cells: list[tuple[int, int]] = []
+    cell, ticks, k = start, 0, start
+    while k < end:
+        if text[k] == "`":
+            ticks += 1
+        elif text.startswith(" | ", k) and ticks % 2 == 0:
+            cells.append((cell, k))
+            cell, k = k + 3, k + 3
+            continue
+        k += 1
+    cells.append((cell, end))
+    return tuple((a, b) for a, b in cells) if len(cells) >= 2 else ()
+
+
+def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkCheck | None = None) -> Markup:
+    """The quote `text[start:end]` as the docs render it; table rows become a small table under `header`.
+
+    Each line is rendered whole and clipped to the quote, so markup crossing the
+    quote's edge (a code span it starts inside) stays balanced.
+    """
+    parts: list[str] = []
+    rows: list[list[str]] = []
+    for line in _overlapping(lines(text), start, end):
+        if line.kind == ROW:
+            rows.append([render_inline(text[a:b], span=(start - a, end - a), clip=True, link=link)
+                         for a, b in line.cells])
+            continue
+        if rows:
+            parts.append(_table(rows, header, link))
+            rows = []
+        if line.kind == CODE:
+            parts.append(f"<code>{html.escape(text[max(start, line.body):min(end, line.end)])}</code>")
+        elif line.kind not in (FENCE, BLANK):
+            body = text[line.body:line.end]
+            shown = render_inline(body, span=(start - line.body, end - line.body), clip=True, link=link)
+            if shown.strip():
+                parts.append(shown)
+    if rows:
+        parts.append(_table(rows, header, link))
+    return Markup("<br>".join(p for p in parts if p))
+
+
+def _table(rows: list[list[str]], header: str, link: LinkCheck | None) -> str:
+    """Quoted rows under their column headers; the header is context, styled apart from the quoted cells."""
+    head = ""
+    if header:
+        probe = Line(0, 0, len(header), TEXT)
+        cells = _cells(header, probe) or ((0, len(header)),)
+        head = "<thead><tr>" + "".join(f'<th scope="col">{render_inline(header[a:b].strip(), link=link)}</th>'
+                                       for a, b in cells) + "</tr></thead>"
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f'<table class="quote-table">{head}<tbody>{body}</tbody></table>'
+
+
+def excerpt_html(text: str, start: int, end: int, *, width: int = EXCERPT_CHARS,
+                 link: LinkCheck | None = None) -> Markup:
+    """The quote in its surroundings for the hover card, quote in <mark>, cut at word boundaries.
+
+    No raw Markdown survives: markers and pipes are dropped, and a cut never
+    lands inside a code span, link or emphasis, which would leave a stray
+    backtick or `**` behind.
+    """
+    table = lines(text)
+    lo, hi = _window(text, table, start, end, width)
+    parts: list[str] = []
+    last = -2  # index of the last line shown: a prose line right after a prose line continues its paragraph
+    for index, line in enumerate(table):
+        if not (line.start < hi and line.end > lo) or line.kind in (FENCE, BLANK):
+            continue
+        a, b = max(lo, line.body), min(hi, line.end)
+        if line.kind == CODE:
+            shown = "<code>" + _marked(text, a, b, start, end) + "</code>"
+        elif line.kind == ROW:
+            cells = [(max(a, x), min(b, y)) for x, y in line.cells if min(b, y) > max(a, x)]
+            shown = " · ".join(render_inline(text[x:y], span=(start - x, end - x), link=link) for x, y in cells)
+        else:
+            shown = render_inline(text[a:b], span=(start - a, end - a), link=link)
+        if not shown.strip():
+            continue
+        if parts:
+            parts.append(" " if last == index - 1 and table[last].kind == line.kind == TEXT else "<br>")
+        parts.append(shown)
+        last = index
+    before = "…" if text[:lo].strip() else ""
+    after = "…" if text[hi:].strip() else ""
+    return Markup(before + "".join(parts) + after)
+
+
+def _marked(text: str, a: int, b: int, start: int, end: int) -> str:
+    """`text[a:b]` escaped, with the part inside [start, end) in <mark> (for code lines, which are not Markdown)."""
+    s, e = min(max(start, a), b), max(min(end, b), a)
+    inner = f"<mark>{html.escape(text[s:e])}</mark>" if e > s else ""
+    return html.escape(text[a:s]) + inner + html.escape(text[e:b])
+
+
+def _overlapping(table: list[Line], start: int, end: int) -> Iterator[Line]:
+    return (line for line in table if line.start < end and line.end > start)
+
+
+def _window(text: str, table: list[Line], start: int, end: int, width: int) -> tuple[int, int]:
+    """[lo, hi) around the quote, about `width` characters each side, snapped to words and whole markup."""
+    lo, hi = max(0, start - width), min(len(text), end + width)
+    if lo > 0 and not text[lo - 1].isspace():
+        gap = re.compile(r"\s").search(text, lo, start)
+        lo = gap.end() if gap else start
+    if hi < len(text) and not text[hi].isspace():
+        gaps = [m.start() for m in re.finditer(r"\s", text[end:hi])]
+        hi = end + gaps[-1] if gaps else end
+    for line in table:
+        if line.kind in (TEXT, ITEM, HEADING, ROW):
+            for match in _ATOMIC.finditer(text, line.body, line.end):
+                if match.start() < lo < match.end():
+                    lo = match.end() if match.end() <= start else match.start()
+                if match.start() < hi < match.end():
+                    hi = match.start() if match.start() >= end else match.end()
+    return lo, hi
