@@ -21,6 +21,7 @@ from retrieval.viewer import Viewer
 
 from .errors import DraftFormatError, GeneratorError
 from .generate import Generator
+from .relevance import RelevanceJudge
 from .support import SupportChecker
 from .verify import Claim, Verification, verify
 
@@ -125,6 +126,7 @@ class Answerer:
         audit: AuditLog | None = None,
         retry: bool = True,
         unverified_policy: str = "hide",
+        judge: RelevanceJudge | None = None,
     ) -> None:
         if unverified_policy not in ("hide", "refuse"):
             raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
@@ -134,6 +136,8 @@ class Answerer:
         self.audit = audit
         self.retry = retry
         self.unverified_policy = unverified_policy
+        # The answer gate applies to every generator; the extractive one brings its own.
+        self.judge = judge if judge is not None else getattr(generator, "judge", None)
 
     def ask(self, question: str, viewer: Viewer, *, version: str | None = None) -> Answer:
         events = list(self.events(question, viewer, version=version))
@@ -161,20 +165,31 @@ class Answerer:
         if self.retry and not unreachable and not verification.clean and not (verification.refused and not verification.claims):
             retry, _ = self._attempt(rset, viewer, verification.problems, drafts, timings)
             verification = _better(verification, retry)
-        for claim in verification.shown:
+        shown = verification.shown
+        off_topic: tuple[str, ...] = ()
+        if shown and self.judge is not None:
+            # Verified is not enough: the quotes must answer the question. Decided before anything streams.
+            started = time.perf_counter()
+            judgement = self.judge.judge(rset.question, shown, rset)
+            timings["judge"] = round(time.perf_counter() - started, 4)
+            shown = judgement.claims
+            off_topic = judgement.set_aside + tuple(f"not an answer: {r}" for r in judgement.reasons)
+        for claim in shown:
             yield Event("claim", claim=claim)
 
-        shown = verification.shown
         if shown:
             degraded = verification.removed_anything
             state = ANSWERED
+        elif verification.shown:  # verified quotes, none of them answering: related sections, not an answer
+            state, degraded = REFUSED, False
         elif verification.claims or verification.dropped_claims or unreachable or _unusable(drafts):
             # "Not in the docs" would be a false statement when the model simply could not be reached.
             state = REFUSED if self.unverified_policy == "refuse" and not unreachable else UNVERIFIED
             degraded = True
         else:
             state, degraded = REFUSED, False
-        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded, unreachable=unreachable)
+        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded, unreachable=unreachable,
+                              off_topic=off_topic)
         yield Event("done", answer=answer)
 
     def _attempt(
@@ -209,8 +224,11 @@ class Answerer:
         *,
         degraded: bool,
         unreachable: bool = False,
+        off_topic: tuple[str, ...] = (),
     ) -> Answer:
-        hidden = tuple(c.text for c in verification.claims if c not in shown) + verification.dropped_claims
+        # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
+        verified = {c.text for c in verification.shown}
+        hidden = tuple(c.text for c in verification.claims if c.text not in verified) + verification.dropped_claims
         answer = Answer(
             id=uuid.uuid4().hex[:16],
             question=rset.question,
@@ -218,7 +236,7 @@ class Answerer:
             claims=shown,
             retrieval=rset,
             degraded=degraded,
-            problems=verification.problems,
+            problems=verification.problems + off_topic,
             hidden=hidden,
             generator=getattr(self.generator, "name", type(self.generator).__name__),
             drafts=tuple(drafts),

@@ -8,17 +8,31 @@ from ingest.settings import Settings
 from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.store import ChromaStore
 
+from ingest.site import load_site_config
+
 from .audit import SQLiteAuditLog
+from .extract import AnswerExtractor
 from .generate import ExtractiveGenerator, Generator
 from .pipeline import Answerer
-from .support import DeterministicChecker, SupportChecker
+from .relevance import RelevanceJudge
+from .support import DeterministicChecker, SupportChecker, key_terms
+from .vocabulary import LiveVocabulary
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
     return SQLiteAuditLog(settings.audit_path)
 
 
-def build_generator(settings: Settings, embedder: Any = None) -> Generator:
+def build_judge(settings: Settings, store: Any, embedder: Any) -> RelevanceJudge:
+    """The answer gate for this site: term rarity from its public chunks, its current version, its own name."""
+    site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else None
+    vocabulary = LiveVocabulary(lambda: store.chunks(groups=["public"]), store.count)
+    extractor = AnswerExtractor(embedder, current_version=site.default_version if site else "",
+                                vocabulary=vocabulary.current)
+    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(site.name)) if site else frozenset())
+
+
+def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJudge | None = None) -> Generator:
     """The LLM generator when LLM_MODEL is set, else the offline extractive one."""
     if settings.llm_model:
         from .llm import LiteLLMGenerator
@@ -27,16 +41,17 @@ def build_generator(settings: Settings, embedder: Any = None) -> Generator:
             settings.llm_model, api_base=settings.llm_api_base or None,
             api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
         )
-    return ExtractiveGenerator(embedder)
+    return ExtractiveGenerator(embedder, judge=judge)
 
 
 def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
+    judge = build_judge(settings, store, embedder)
     return Answerer(
-        retriever, build_generator(settings, embedder), checker=build_checker(settings), audit=open_audit(settings),
-        unverified_policy=settings.unverified_policy,
+        retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=open_audit(settings),
+        unverified_policy=settings.unverified_policy, judge=judge,
     )
 
 

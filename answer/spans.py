@@ -66,6 +66,12 @@ def table_header(text: str, offset: int) -> str:
     return ""
 
 
+def is_table_row(text: str, quote: str) -> bool:
+    """True when `quote` is exactly one whole data row of a table in `text`."""
+    wanted = quote.strip()
+    return bool(wanted) and any(u.kind == ROW and u.text == wanted for u in units(text))
+
+
 def _blocks(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of each block separated by blank lines; kind is prose, list, table, code or heading."""
     blocks: list[tuple[int, int, str]] = []

@@ -22,7 +22,7 @@ from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .normalize import find_quote, normalize_quote
-from .spans import table_header
+from .spans import is_table_row, table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
 MIN_QUOTE_CHARS = 12
@@ -53,6 +53,10 @@ class Claim:
     citations: tuple[Citation, ...]
     stitched: bool = False  # support needs quotes from more than one chunk
     reasons: tuple[str, ...] = ()
+    role: str = ""  # direct / supporting, once the answer gate has judged it; "" before
+
+
+DIRECT, SUPPORTING = "direct", "supporting"
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,9 @@ def _check_quote(
         citable = ", ".join(h.handle for h in readable) or "nothing"
         return None, "phantom", f"{handle} does not exist; cite only {citable}"
     chunk = hit.chunk
-    if len(normalize_quote(text)) < min_quote_chars:  # measured after markup is stripped
+    # Measured after markup is stripped. A whole table row ("Free | 3") is exempt: it is unambiguous, and it is
+    # read with its header row, which the citation carries.
+    if len(normalize_quote(text)) < min_quote_chars and not is_table_row(chunk.text, text):
         return None, "short", f"quote in {handle} is shorter than {min_quote_chars} characters: {text!r}"
     span = find_quote(text, chunk.text)
     if span is None:
@@ -229,4 +235,4 @@ def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, 
     return Claim(text=text, status=support.status, citations=citations, stitched=stitched, reasons=support.reasons)
 
 
-__all__ = ["Citation", "Claim", "Verification", "verify", "text_fragment", "SUPPORTED", "PARTIAL", "UNSUPPORTED"]
+__all__ = ["DIRECT", "SUPPORTING", "Citation", "Claim", "Verification", "verify", "text_fragment", "SUPPORTED", "PARTIAL", "UNSUPPORTED"]

@@ -1,12 +1,18 @@
-"""`make eval` — retrieval and grounding metrics over content/, with a report and thresholds.
+"""`make eval` — retrieval and grounding metrics over a docs site, with a report and thresholds.
 
-    python -m tests.eval [--generator extractive|llm|all] [--out eval-results]
+    python -m tests.eval [--site content|cypress|DIR] [--generator extractive|llm|all] [--out eval-results]
     python -m tests.eval grade eval-results/grading-sample.csv   # human-graded citation precision
 
-Indexes content/ incrementally into DATA_DIR/eval-chroma (fast after the
-first run), asks every question of tests/eval/questions.jsonl as its viewer,
-writes report.json, report.md and report.html (with charts) and exits 1 when a
-metric falls below tests/eval/thresholds.json.
+Indexes the site incrementally into DATA_DIR/eval-chroma-<site> (fast after
+the first run), asks every question of its question set as its viewer, runs
+the copy-the-top-passage baselines beside the real generators, writes
+report.json, report.md and report.html (with charts) and exits 1 when a
+metric falls below tests/eval/thresholds.json (content/ only).
+
+Sites: `content` (this repo's docs, `tests/eval/questions.jsonl`); `cypress`
+(the held-out Docusaurus site at ../shared/corpora/cypress-docs or
+$CYPRESS_DOCS, `tests/eval/cypress/`); or any folder DIR with
+`--questions FILE` (and `--site-config FILE` when DIR has no site.toml).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,34 +92,77 @@ def check_thresholds(results: dict[str, Any], thresholds: dict[str, Any]) -> lis
     return failures
 
 
-def build_index(data_dir: Path) -> tuple[Any, Any, Any]:
+@dataclass(frozen=True)
+class Site:
+    """A docs site under evaluation: its content, its site config and its question set."""
+
+    name: str
+    content: Path
+    questions: Path
+    config: Path | None = None  # a site.toml kept outside the content folder
+
+
+def resolve_site(args: argparse.Namespace) -> Site:
+    if args.site == "content":
+        return Site("content", REPO / "content", Path(args.questions or HERE / "questions.jsonl"))
+    if args.site == "cypress":
+        root = Path(os.environ.get("CYPRESS_DOCS", REPO.parent / "shared" / "corpora" / "cypress-docs"))
+        if not root.is_dir():
+            raise SystemExit(f"the cypress-docs corpus is not at {root}; set CYPRESS_DOCS to its folder")
+        return Site("cypress", root, Path(args.questions or HERE / "cypress" / "questions.jsonl"),
+                    HERE / "cypress" / "site.toml")
+    root = Path(args.site)
+    if not root.is_dir() or not args.questions:
+        raise SystemExit("--site DIR needs an existing folder and --questions FILE")
+    return Site(root.name, root, Path(args.questions), Path(args.site_config) if args.site_config else None)
+
+
+def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
     from ingest.corpus import load_corpus
     from ingest.settings import Settings
+    from ingest.site import load_site_config
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder
     from retrieval.store import ChromaStore
 
     embedder = open_embedder(Settings())
-    corpus = load_corpus(REPO / "content")
-    store = ChromaStore(path=str(data_dir / "eval-chroma"))
+    config = load_site_config(site.config.parent) if site.config else None
+    corpus = load_corpus(site.content, config)
+    store = ChromaStore(path=str(data_dir / ("eval-chroma" if site.name == "content" else f"eval-chroma-{site.name}")))
     sync_index(corpus, store, embedder)
     return corpus, store, embedder
 
 
-def generators(choice: str, embedder: Any) -> dict[str, Any]:
+def build_judge(corpus: Any, store: Any, embedder: Any) -> Any:
+    """The answer gate exactly as `make serve` builds it, for this site."""
+    from answer.extract import AnswerExtractor
+    from answer.relevance import RelevanceJudge
+    from answer.support import key_terms
+    from answer.vocabulary import LiveVocabulary
+
+    vocabulary = LiveVocabulary(lambda: store.chunks(groups=["public"]), store.count)
+    extractor = AnswerExtractor(embedder, current_version=corpus.site.default_version, vocabulary=vocabulary.current)
+    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(corpus.site.name)))
+
+
+def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
     from ingest.settings import Settings
+
+    from .baselines import FirstSentenceOfTopHit, TopHitBestSentence
 
     settings = Settings.from_env()
     found: dict[str, Any] = {}
     if choice in ("extractive", "all"):
-        found["extractive"] = ExtractiveGenerator(embedder)
+        found["extractive"] = ExtractiveGenerator(embedder, judge=judge)
     if choice in ("llm", "all") and settings.llm_model:
         from answer.services import build_generator
 
-        found["llm"] = build_generator(settings)
+        found["llm"] = build_generator(settings, embedder, judge)
     if choice == "llm" and not found:
         raise SystemExit("--generator llm needs LLM_MODEL set")
+    found["baseline-first-sentence"] = FirstSentenceOfTopHit()
+    found["baseline-best-sentence"] = TopHitBestSentence(embedder)
     return found
 
 
@@ -127,12 +176,15 @@ def run(args: argparse.Namespace) -> int:
     from .report import write_reports
 
     settings = Settings.from_env()
-    corpus, store, embedder = build_index(settings.data_dir)
+    site = resolve_site(args)
+    corpus, store, embedder = build_index(settings.data_dir, site)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    questions = load_jsonl(HERE / "questions.jsonl")
+    questions = load_jsonl(site.questions)
+    judge = build_judge(corpus, store, embedder)
     results: dict[str, Any] = {}
-    for name, generator in generators(args.generator, embedder).items():
-        rows, answers = run_questions(Answerer(retriever, generator), questions)
+    for name, generator in generators(args.generator, embedder, judge).items():
+        gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
+        rows, answers = run_questions(Answerer(retriever, generator, judge=gate), questions)
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
         results[name] = {"metrics": metrics(rows, answers, anchor_validity(corpus, urls)), "rows": [r.__dict__ for r in rows]}
         sample = sample_for_grading(rows, answers, args.sample)
@@ -156,20 +208,29 @@ def run(args: argparse.Namespace) -> int:
         same = sum(judge.check(p["claim"], p["quotes"]).status == DeterministicChecker().check(p["claim"], p["quotes"]).status
                    for p in pairs)
         judges["llm"]["agreement_with_deterministic"] = round(same / len(pairs), 3)
-    thresholds = json.loads((HERE / "thresholds.json").read_text())
+    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" else {}
     failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
-    report = {"retrieval_methods": methods, "generators": results, "calibration": judges, "thresholds": thresholds,
-              "threshold_failures": failures}
+    report = {"site": site.name, "retrieval_methods": methods, "generators": results, "calibration": judges,
+              "baseline_margin": baseline_margin(results), "thresholds": thresholds, "threshold_failures": failures}
     write_reports(report, Path(args.out))
     for name, result in results.items():
         print(f"== {name}")
         print(json.dumps({k: v for k, v in result["metrics"].items() if k != "latency_ms"}, indent=1))
     print("retrieval methods:", json.dumps(methods, indent=1))
     print(f"calibration accuracy (deterministic checker): {calibration['accuracy']}")
+    print("answer correctness over the best copy-the-top-passage baseline:", json.dumps(report["baseline_margin"]))
     print(f"reports in {args.out}/report.{{json,md,html}}")
     for failure in failures:
         print(f"BELOW THRESHOLD: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def baseline_margin(results: dict[str, Any]) -> dict[str, float]:
+    """Answer correctness of each real generator minus the best copy-the-top-passage baseline."""
+    best = max((r["metrics"]["answer_correctness"] or 0.0 for n, r in results.items() if n.startswith("baseline")),
+               default=0.0)
+    return {n: round((r["metrics"]["answer_correctness"] or 0.0) - best, 4) for n, r in results.items()
+            if not n.startswith("baseline")}
 
 
 def grade(path: Path) -> int:
@@ -190,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["grade"]:
         return grade(Path(argv[1]))
     parser = argparse.ArgumentParser(prog="python -m tests.eval", description=__doc__)
+    parser.add_argument("--site", default="content", help="content, cypress, or a content folder (with --questions)")
+    parser.add_argument("--questions", help="a question set (JSON Lines) other than the site's own")
+    parser.add_argument("--site-config", help="a site.toml for a content folder that has none")
     parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
     parser.add_argument("--out", default=str(REPO / "eval-results"))
     parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")

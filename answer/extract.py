@@ -1,0 +1,289 @@
+"""Answer extraction: which spans of the retrieved sections answer the question, best first.
+
+A stage of its own, used by the offline generator to propose quotes and by the
+answer gate to judge any generator's quotes. Candidates are runs of whole
+units (`spans.py`): a sentence (with the sentence that continues it), a list
+item or a table row. Each is scored with named features, so the audit and the
+tests can say *why* a span won:
+
+- `meaning`: embedding similarity of the question and the span;
+- `section`: similarity of the question and the section's title and headings
+  (a section whose heading asks the question answers it in its lead);
+- `terms`: how much of the question's focus the span and its headings cover;
+- `identifiers`: the code-like tokens the question names (`FD-4292`, `--dry-run`);
+- `type`: a quantity question wants a stated number, a default question the
+  default, a how-to question the steps, a definition question the lead;
+- `rank` and `version`: retrieval order, and the current docs version over
+  older ones unless the question names a version.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from retrieval.embedder import Embedder
+from retrieval.search import Hit, RetrievalSet
+
+from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, Question
+from .spans import ITEM, ROW, SENTENCE, table_header, units
+from .support import key_terms
+from .vocabulary import EMPTY, Vocabulary
+
+_NUMBER = re.compile(r"(?<![\w-])\d")
+_NUMBER_WORD = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
+                          re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
+                         r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
+                         r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
+                         re.IGNORECASE)
+@dataclass(frozen=True)
+class Span:
+    """A candidate quote: one to three consecutive units of one retrieved chunk."""
+
+    handle: str
+    rank: int  # 0 = the top hit
+    start: int
+    end: int
+    text: str
+    kind: str  # sentence / item / row
+    header: str  # a table row's header row
+    context: str  # page title and heading path
+    version: str
+    lead: bool  # starts with the first unit of the section
+    parts: tuple[str, ...] = ()  # the units' texts (embedded one by one; a span's meaning is their mean)
+
+
+@dataclass(frozen=True)
+class Scored:
+    span: Span
+    score: float
+    features: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each feature counts; one place to read the extractor's judgement."""
+
+    meaning: float = 1.0
+    section: float = 0.35
+    terms: float = 0.45
+    identifiers: float = 0.35
+    type_match: float = 0.12
+    type_miss: float = 0.12
+    lead: float = 0.04
+    rank: float = 0.025
+    other_version: float = 0.15
+    length: float = 0.05  # per unit beyond the first: a longer quote must earn its length
+
+
+class AnswerExtractor:
+    """Scores every span of the top hits against the question."""
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        top_hits: int = 6,
+        current_version: str = "",
+        vocabulary: Callable[[], Vocabulary] | None = None,
+        weights: Weights | None = None,
+        cache_size: int = 20_000,
+    ) -> None:
+        self.embedder = embedder
+        self.top_hits = top_hits
+        self.current_version = current_version
+        self.vocabulary = vocabulary or (lambda: EMPTY)
+        self.weights = weights or Weights()
+        self._vectors: OrderedDict[str, Sequence[float]] = OrderedDict()  # text -> embedding, most recent last
+        self._lock = threading.Lock()
+        self.cache_size = cache_size
+
+    def candidates(self, rset: RetrievalSet) -> list[Span]:
+        readable = [h for h in rset.hits if rset.viewer.may_read(h.chunk.access)][: self.top_hits]
+        return [span for rank, hit in enumerate(readable) for span in spans_of(hit, rank)]
+
+    def rank(self, question: Question, rset: RetrievalSet) -> list[Scored]:
+        """Every candidate span, best first."""
+        return self._rank(question, self.candidates(rset))
+
+    def score_quotes(self, question: Question, rset: RetrievalSet, quotes: Sequence[tuple[str, int, int]]) -> list[Scored]:
+        """Score quotes (handle, start, end) exactly as the same span is scored among candidates, in order.
+
+        This is the gate's view of any generator's citations: an LLM's quote and the extractor's own
+        proposal of the same text get the same score.
+        """
+        order = {h.handle: rank for rank, h in enumerate(h for h in rset.hits if rset.viewer.may_read(h.chunk.access))}
+        spans = []
+        for handle, start, end in quotes:
+            hit = rset.get(handle)
+            if hit is None or handle not in order:
+                raise KeyError(f"{handle} is not a readable hit of this retrieval set")
+            spans.append(quote_span(hit, order[handle], start, end))
+        meaning, section = self._similarities(question, spans)
+        vocabulary = self.vocabulary()
+        return [self._score(question, s, m, c, vocabulary) for s, m, c in zip(spans, meaning, section)]
+
+    def _rank(self, question: Question, spans: Sequence[Span]) -> list[Scored]:
+        if not spans:
+            return []
+        meaning, section = self._similarities(question, spans)
+        vocabulary = self.vocabulary()
+        scored = [self._score(question, s, m, c, vocabulary) for s, m, c in zip(spans, meaning, section)]
+        return sorted(scored, key=lambda s: (-s.score, s.span.rank, s.span.start))
+
+    def _similarities(self, question: Question, spans: Sequence[Span]) -> tuple[list[float], list[float]]:
+        if self.embedder is None or not spans:  # no model (unit tests, tools): word overlap stands in for meaning
+            return [_overlap(question, s.text) for s in spans], [_overlap(question, s.context) for s in spans]
+        contexts = sorted({s.context for s in spans})
+        parts = sorted({p for s in spans for p in s.parts})
+        q = self.embedder.embed([question.text])[0]
+        vectors = [q, *self._embed([*contexts, *parts])]
+        context_sim = {c: _cosine(q, v) for c, v in zip(contexts, vectors[1 : 1 + len(contexts)])}
+        part_vec = dict(zip(parts, vectors[1 + len(contexts):]))
+        meaning = [_cosine(q, _mean([part_vec[p] for p in s.parts])) for s in spans]
+        return meaning, [context_sim[s.context] for s in spans]
+
+    def _embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        """Embeddings of section texts, cached: the same sections come back question after question."""
+        assert self.embedder is not None
+        with self._lock:
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in known:
+                self._vectors.move_to_end(text)
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            known.update(zip(missing, self.embedder.embed(missing)))
+            with self._lock:
+                for text in missing:
+                    self._vectors[text] = known[text]
+                while len(self._vectors) > self.cache_size:
+                    self._vectors.popitem(last=False)
+        return [known[t] for t in texts]
+
+    def _score(self, question: Question, span: Span, meaning: float, section: float, vocabulary: Vocabulary) -> Scored:
+        w = self.weights
+        features: dict[str, float] = {
+            "meaning": round(w.meaning * meaning, 4),
+            "section": round(w.section * section, 4),
+            "terms": round(w.terms * coverage(question, span, vocabulary), 4),
+        }
+        if question.identifiers:
+            named = sum(i in span.text.lower() or i in span.context.lower() for i in question.identifiers)
+            features["identifiers"] = round(w.identifiers * named / len(question.identifiers), 4)
+        fit = type_fit(question, span)
+        if fit:
+            features["type"] = w.type_match if fit > 0 else -w.type_miss
+        if span.lead:
+            features["lead"] = w.lead
+        if span.rank:
+            features["rank"] = -w.rank * span.rank
+        if len(span.parts) > 1:
+            features["length"] = -w.length * (len(span.parts) - 1)
+        if self._other_version(question, span):
+            features["version"] = -w.other_version
+        return Scored(span, round(sum(features.values()), 4), features)
+
+    def _other_version(self, question: Question, span: Span) -> bool:
+        """True for a span from an older (or newer) docs version than the current one, unless the question names it."""
+        if not span.version or not self.current_version or span.version == self.current_version:
+            return False
+        return span.version not in question.versions
+
+
+MAX_UNITS = 3
+
+
+def spans_of(hit: Hit, rank: int) -> list[Span]:
+    """Candidate spans of one hit: one to three consecutive units of the same paragraph or list (a table row alone)."""
+    chunk = hit.chunk
+    context = section_context(hit)
+    found = units(chunk.text)
+    out: list[Span] = []
+    for i, unit in enumerate(found):
+        run = [unit]
+        for follower in found[i + 1 : i + MAX_UNITS] if unit.kind != ROW else ():
+            if follower.block != unit.block or follower.kind != unit.kind:
+                break
+            run.append(follower)
+        for size in range(1, len(run) + 1):
+            start, end = run[0].start, run[size - 1].end
+            out.append(Span(hit.handle, rank, start, end, chunk.text[start:end], unit.kind, unit.header, context,
+                            chunk.doc_version, lead=unit is found[0],
+                            parts=tuple(_embedding_text(u.text, u.header) for u in run[:size])))
+    return out
+
+
+def section_context(hit: Hit) -> str:
+    """The page title and heading path a span sits under, as one line."""
+    chunk = hit.chunk
+    return " ".join(dict.fromkeys((chunk.title, *chunk.heading_path)))
+
+
+def quote_span(hit: Hit, rank: int, start: int, end: int) -> Span:
+    """The span a quote at [start, end) of a hit is: its parts are the units it covers, like a candidate's."""
+    chunk = hit.chunk
+    inside = [u for u in units(chunk.text) if u.end > start and u.start < end]
+    found = units(chunk.text)
+    first = found[0] if found else None
+    header = table_header(chunk.text, start)
+    parts = tuple(_embedding_text(u.text, u.header) for u in inside) or (_embedding_text(chunk.text[start:end], header),)
+    kind = inside[0].kind if inside else (ROW if header else SENTENCE)
+    lead = bool(inside and first is not None and inside[0] == first)
+    return Span(hit.handle, rank, start, end, chunk.text[start:end], kind, header, section_context(hit),
+                chunk.doc_version, lead=lead, parts=parts)
+
+
+def _embedding_text(text: str, header: str) -> str:
+    """A table row is read with its header ("Plan: Starter, Requests per second: 50"), the way a visitor reads it."""
+    if header:
+        names = [c.strip() for c in header.split("|")]
+        cells = [c.strip() for c in text.split("|")]
+        return ", ".join(f"{n}: {c}" for n, c in zip(names, cells))
+    return text
+
+
+def _overlap(question: Question, text: str) -> float:
+    return len(question.terms & key_terms(text)) / len(question.terms) if question.terms else 0.0
+
+
+def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
+    return [sum(values) / len(vectors) for values in zip(*vectors)]
+
+
+def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> float:
+    """Rarity-weighted share of the question's focus terms found in the span, its table header or its headings."""
+    if not question.focus:
+        return 0.0
+    found = key_terms(" ".join((span.text, span.header, span.context)))
+    total = sum(vocabulary.weight(t) for t in question.focus)
+    return sum(vocabulary.weight(t) for t in question.focus & found) / total if total else 0.0
+
+
+def type_fit(question: Question, span: Span) -> int:
+    """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
+    text = span.text
+    if question.kind == QUANTITY:
+        return 1 if _states_quantity(text) else -1
+    if question.kind == DEFAULT:
+        return 1 if "default" in text.lower() or "default" in span.header.lower() else 0
+    if question.kind == HOWTO:
+        return 1 if span.kind == ITEM or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
+    if question.kind == DEFINITION:
+        return 1 if span.lead else 0
+    return 0
+
+
+def _states_quantity(text: str) -> bool:
+    """A number that is not part of an identifier ("5 business days", "`24`", "15%"), or a number word."""
+    return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

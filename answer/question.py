@@ -1,0 +1,90 @@
+"""What a question asks for: its type, its focus terms, the identifiers and docs version it names.
+
+Extraction and the "answers the question" gate both need to know what would
+count as an answer. "How long are keys kept?" is answered by a sentence that
+states a duration; "Can I point an endpoint at 192.168.1.20?" by the sentence
+that names the condition or the refusal; "How do I forward webhooks to
+localhost?" by the steps. The analysis is plain rules over the question text,
+so every decision it feeds can be explained and tested.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .support import STOPWORDS, key_terms, stem
+
+QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, OPEN = "quantity", "default", "yes-no", "how-to", "definition", "open"
+
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
+    r"limit|size|number|amount|percentage|price|cost|timeout|duration|length)|at (most|least)|up to|"
+    r"max(imum)?|min(imum)?|which port|what port|how quickly)\b", re.IGNORECASE)
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b", re.IGNORECASE)
+_HOWTO = re.compile(
+    r"^\s*(how (do|can|should|would) (i|we|you|one)|how to|what (do|can|should) (i|we) do|what steps|"
+    r"steps to|where do i|is there a way to)\b|\bwhat can we do\b|\bany idea\b", re.IGNORECASE)
+_YESNO = re.compile(
+    r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
+_DEFINITION = re.compile(r"^\s*what(?:'s| is| are| does)\b.*\b(mean|means|stand for)\b|^\s*what(?:'s| is| are) (an? |the )?\S+\s*\??$",
+                         re.IGNORECASE)
+_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d{3,}(?:\.\d+)*)(?![\w])")
+_VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
+
+# Words that say what kind of answer is wanted but not what it is about.
+ASKING = frozenset(stem(w) for w in """
+    happen happens happened mean means meaning work works working way ways need needs want wants wanted know tell
+    possible able allowed allow still ever anything something everything thing things kind sort type
+    actually really exactly currently right wrong going make makes made take takes long many much
+    someone somebody anyone people person idea question help trying try tried instead also else
+    happen doing done doc docs documentation page section ok okay thanks hi hello wo ca sure even though
+    whole roughly become give giving kind like not try tri
+""".split())
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, analysed once per request."""
+
+    text: str
+    kind: str  # quantity / default / yes-no / how-to / definition / open
+    terms: frozenset[str]  # every key term (stemmed)
+    focus: frozenset[str]  # key terms that say what the question is about
+    identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased
+    versions: frozenset[str]  # docs versions the question names ("1.9")
+
+    @property
+    def wants_number(self) -> bool:
+        return self.kind == QUANTITY
+
+
+_CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
+
+
+def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
+    """Classify a question; `ignore` holds terms too common on the site to say anything (its product name)."""
+    plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
+    terms = frozenset(key_terms(plain))
+    focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in STOPWORDS)
+    idents = frozenset(
+        (m.group(1) or m.group(2)).lower().strip("`")
+        for m in _IDENTIFIER.finditer(text)
+        if not _VERSION.fullmatch((m.group(1) or m.group(2)))
+    )
+    versions = frozenset(a or b for a, b in _VERSION.findall(text))
+    return Question(text, _kind(text), terms, focus or terms, idents, versions)
+
+
+def _kind(text: str) -> str:
+    if _DEFAULT.search(text):
+        return DEFAULT
+    if _QUANTITY.search(text):
+        return QUANTITY
+    if _HOWTO.search(text):
+        return HOWTO
+    if _DEFINITION.search(text):
+        return DEFINITION
+    if _YESNO.search(text):
+        return YESNO
+    return OPEN

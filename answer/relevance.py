@@ -1,0 +1,214 @@
+"""The "answers the question" gate: verbatim and supported is not enough, the quote must be to the point.
+
+A quote can be true, verbatim and beside the point: a product blurb for "Is
+there a Terraform provider?". This gate judges the direct answer of any
+generator against the question, from evidence a test can show, never from a
+retrieval score alone:
+
+- every *name* the question uses (Terraform, Acme, GraphQL) appears in the
+  cited section: the docs cannot answer a question about a thing they never
+  mention;
+- the question's focus is not mostly absent from everything retrieved
+  (rarity-weighted, so "webhook" on every page counts for little);
+- a question asking for a quantity is answered by a span that states one;
+- the span's extraction score (meaning, headings, terms, identifiers, type)
+  reaches a floor.
+
+Each failed test is a reason in the verdict, shown in the audit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from retrieval.search import Hit, RetrievalSet
+
+from .extract import AnswerExtractor, Scored, type_fit
+from .question import Question, analyze
+from .support import key_terms
+from .verify import DIRECT, SUPPORTING, Claim
+from .vocabulary import Vocabulary
+
+_NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,})(?![\w`])")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a span answers the question, and why not when it does not."""
+
+    answers: bool
+    score: float
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnswerGate:
+    """Thresholds of the gate; the defaults were set on tests/eval and checked on a held-out site."""
+
+    floor: float = 0.8  # extraction score of the direct answer
+    support_within: float = 0.25  # a supporting span scores within this of the direct answer
+    max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
+
+    def direct(self, question: Question, scored: Scored, hit: Hit, hits: Sequence[Hit], vocabulary: Vocabulary) -> Verdict:
+        """Does this span answer the question on its own?"""
+        reasons: list[str] = []
+        unnamed = unnamed_in(question, hit, vocabulary)
+        if unnamed:
+            reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+        absent = absent_share(question, hits, vocabulary)
+        if absent >= self.max_absent:
+            reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
+        if question.wants_number and type_fit(question, scored.span) < 0:
+            reasons.append("the question asks for a quantity and the quote states none")
+        if scored.score < self.floor:
+            reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {self.floor})")
+        return Verdict(not reasons, scored.score, tuple(reasons))
+
+    def supporting(self, question: Question, scored: Scored, hit: Hit, best: float, vocabulary: Vocabulary) -> Verdict:
+        """May this span stand after the direct answer? It must be nearly as relevant and name what it is about."""
+        reasons: list[str] = []
+        unnamed = unnamed_in(question, hit, vocabulary)
+        if unnamed:
+            reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+        if scored.score < max(self.floor, best - self.support_within):
+            reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
+        return Verdict(not reasons, scored.score, tuple(reasons))
+
+
+def names(question: str) -> list[str]:
+    """Proper names and acronyms the question uses, except a capital that only starts a sentence."""
+    found: list[str] = []
+    for match in _NAME.finditer(question):
+        word = match.group(1)
+        if _SENTENCE_START.search(question[: match.start()]) and not (word.isupper() or _camel(word)):
+            continue
+        if word in ("I", "OK") or word in found:
+            continue
+        found.append(word)
+    return found
+
+
+def unnamed_in(question: Question, hit: Hit, vocabulary: Vocabulary, *, everywhere: float = 0.2) -> list[str]:
+    """The question's names the cited section does not mention; names on a fifth of all pages (the product) are exempt."""
+    text = _section_text(hit).lower()
+    return [n for n in names(question.text)
+            if n.lower() not in text and not vocabulary.share(n.lower()) >= everywhere]
+
+
+def _camel(word: str) -> bool:
+    return any(c.isupper() for c in word[1:])
+
+
+def _section_text(hit: Hit) -> str:
+    chunk = hit.chunk
+    return " ".join((chunk.title, *chunk.heading_path, chunk.text))
+
+
+def absent_share(question: Question, hits: Sequence[Hit], vocabulary: Vocabulary) -> float:
+    """Rarity-weighted share of the question's focus terms that no retrieved section contains."""
+    if not question.focus:
+        return 0.0
+    present: set[str] = set()
+    for hit in hits:
+        present |= key_terms(_section_text(hit))
+    total = sum(vocabulary.weight(t) for t in question.focus)
+    return sum(vocabulary.weight(t) for t in question.focus if t not in present) / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The gate's verdict on a verified answer: which claims answer, in what order, and what was set aside."""
+
+    claims: tuple[Claim, ...]  # the direct answer first, then supporting claims, in the generator's order
+    answered: bool
+    reasons: tuple[str, ...] = ()  # why nothing answers, when nothing does
+    set_aside: tuple[str, ...] = ()  # "claim 2 does not answer the question: …", for the audit
+
+
+class RelevanceJudge:
+    """Question analysis, span scoring and the gate, shared by the extractive generator and the pipeline."""
+
+    def __init__(
+        self,
+        extractor: AnswerExtractor,
+        gate: AnswerGate | None = None,
+        *,
+        site_terms: frozenset[str] = frozenset(),
+    ) -> None:
+        self.extractor = extractor
+        self.gate = gate or AnswerGate()
+        self.site_terms = site_terms
+
+    def question(self, text: str) -> Question:
+        vocabulary = self.extractor.vocabulary()
+        return analyze(text, ignore=self.site_terms | vocabulary.common())
+
+    def pick(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> tuple[list[Scored], tuple[str, ...]]:
+        """The extractor's best spans that pass the gate (direct answer first), or none and the reasons."""
+        ranked = self.extractor.rank(question, rset)
+        if not ranked:
+            return [], ("no retrieved section has a quotable sentence",)
+        vocabulary = self.extractor.vocabulary()
+        hits = _readable(rset)
+        direct = None
+        first_reasons: tuple[str, ...] = ()
+        for scored in ranked[:5]:  # the best few: a span failing only on a name may have a neighbour that passes
+            verdict = self.gate.direct(question, scored, rset.get(scored.span.handle), hits, vocabulary)  # type: ignore[arg-type]
+            if verdict.answers:
+                direct = scored
+                break
+            first_reasons = first_reasons or verdict.reasons
+        if direct is None:
+            return [], first_reasons
+        chosen = [direct]
+        for scored in ranked:
+            if len(chosen) >= max_spans:
+                break
+            if any(_overlaps(scored, c) for c in chosen):
+                continue
+            hit = rset.get(scored.span.handle)
+            if hit is not None and self.gate.supporting(question, scored, hit, direct.score, vocabulary).answers:
+                chosen.append(scored)
+        return chosen, ()
+
+    def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet) -> Judgement:
+        """Order verified claims direct-first and set aside those that do not address the question."""
+        if not claims:
+            return Judgement((), False, ("no verified claim",))
+        question = self.question(question_text)
+        vocabulary = self.extractor.vocabulary()
+        hits = _readable(rset)
+        best: list[tuple[Scored, Hit]] = []
+        for claim in claims:
+            scored = self.extractor.score_quotes(question, rset, [(c.handle, c.start, c.end) for c in claim.citations])
+            top = max(range(len(scored)), key=lambda i: scored[i].score)
+            best.append((scored[top], rset.get(claim.citations[top].handle)))  # type: ignore[arg-type]
+        verdicts = [self.gate.direct(question, s, h, hits, vocabulary) for s, h in best]
+        passing = [i for i, v in enumerate(verdicts) if v.answers]
+        if not passing:
+            strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
+            return Judgement((), False, verdicts[strongest].reasons,
+                             tuple(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}"
+                                   for i, v in enumerate(verdicts)))
+        lead = max(passing, key=lambda i: best[i][0].score)
+        kept, set_aside = [replace(claims[lead], role=DIRECT)], []
+        for i, claim in enumerate(claims):
+            if i == lead:
+                continue
+            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[lead][0].score, vocabulary)
+            if verdict.answers:
+                kept.append(replace(claim, role=SUPPORTING))
+            else:
+                set_aside.append(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}")
+        return Judgement(tuple(kept), True, (), tuple(set_aside))
+
+
+def _readable(rset: RetrievalSet) -> list[Hit]:
+    return [h for h in rset.hits if rset.viewer.may_read(h.chunk.access)]
+
+
+def _overlaps(a: Scored, b: Scored) -> bool:
+    return a.span.handle == b.span.handle and a.span.start < b.span.end and b.span.start < a.span.end

@@ -1,0 +1,83 @@
+"""How rare each term is in the site's public docs: what makes a question term worth matching.
+
+"webhook" is on every page of a webhooks product and says nothing about which
+sentence answers; "retry" or "Terraform" says a lot. Extraction weights a
+question's terms by rarity, and the answer gate notices a rare question term
+the retrieved sections never mention. The counts come from public chunks only,
+so restricted text never shapes anything a visitor sees; they are rebuilt when
+the index changes size.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ingest.documents import Chunk
+
+from .support import key_terms
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Document frequencies of key terms over a set of chunks."""
+
+    documents: int
+    frequency: dict[str, int]
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> Vocabulary:
+        counts: Counter[str] = Counter()
+        total = 0
+        for text in texts:
+            counts.update(key_terms(text))
+            total += 1
+        return cls(total, dict(counts))
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[Chunk]) -> Vocabulary:
+        return cls.from_texts(" ".join((c.title, *c.heading_path, c.text)) for c in chunks)
+
+    def weight(self, term: str) -> float:
+        """Inverse document frequency, 0 for a term on every page, about log(N) for one on no page."""
+        if self.documents == 0:
+            return 1.0
+        return math.log((self.documents + 1) / (self.frequency.get(term, 0) + 0.5))
+
+    def share(self, word: str) -> float:
+        """Share of chunks that use a word (stemmed like every key term)."""
+        terms = key_terms(word)
+        if not terms or not self.documents:
+            return 0.0
+        return min(self.frequency.get(t, 0) for t in terms) / self.documents
+
+    def known(self, term: str) -> bool:
+        """True when any public chunk uses the term."""
+        return self.frequency.get(term, 0) > 0
+
+    def common(self, share: float = 0.3) -> frozenset[str]:
+        """Terms on more than `share` of all chunks: the site's own name and subject."""
+        return frozenset(t for t, n in self.frequency.items() if n > share * self.documents)
+
+
+EMPTY = Vocabulary(0, {})
+
+
+class LiveVocabulary:
+    """A vocabulary that follows the index: rebuilt from `load()` when `size()` changes."""
+
+    def __init__(self, load: Callable[[], Iterable[Chunk]], size: Callable[[], int]) -> None:
+        self._load = load
+        self._size = size
+        self._lock = threading.Lock()
+        self._built: tuple[int, Vocabulary] | None = None
+
+    def current(self) -> Vocabulary:
+        size = self._size()
+        with self._lock:
+            if self._built is None or self._built[0] != size:
+                self._built = (size, Vocabulary.from_chunks(self._load()))
+            return self._built[1]

@@ -1,0 +1,60 @@
+"""Copy-the-top-passage answerers: the trap a grounded answerer must clearly beat.
+
+Quoting the top hit scores perfectly on citation metrics (every quote is
+verbatim, every chip lands) and tells the visitor little. `make eval` runs
+these beside the real generators so answer correctness is read against them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from answer.draft import Draft, DraftClaim, Quote
+from answer.spans import units
+from retrieval.search import RetrievalSet
+
+
+def _top_units(rset: RetrievalSet) -> tuple[str, list[str]]:
+    if not rset.hits:
+        return "", []
+    hit = rset.hits[0]
+    return hit.handle, [u.text for u in units(hit.chunk.text)]
+
+
+def _claim(handle: str, text: str) -> Draft:
+    return Draft(refused=False, claims=(DraftClaim((Quote(handle, text),), text),), raw="baseline")
+
+
+class FirstSentenceOfTopHit:
+    """Quotes the first sentence (or item, or row) of the top hit; never refuses while anything is retrieved."""
+
+    name = "first-sentence-of-top-hit"
+
+    def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
+        handle, found = _top_units(rset)
+        return _claim(handle, found[0]) if found else Draft(refused=True, claims=())
+
+
+class TopHitBestSentence:
+    """Quotes the top hit's sentence most similar to the question."""
+
+    name = "top-hit-best-sentence"
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
+        handle, found = _top_units(rset)
+        if not found:
+            return Draft(refused=True, claims=())
+        q, *vectors = self.embedder.embed([question, *found])
+        best = max(range(len(found)), key=lambda i: _cosine(q, vectors[i]))
+        return _claim(handle, found[best])
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
