@@ -109,7 +109,7 @@ class AnswerExtractor:
 
     def rank(self, question: Question, rset: RetrievalSet) -> list[Scored]:
         """Every candidate span, best first."""
-        return self._rank(question, self.candidates(rset))
+        return self._rank(question, self.candidates(rset), rset.version)
 
     def score_quotes(self, question: Question, rset: RetrievalSet, quotes: Sequence[tuple[str, int, int]]) -> list[Scored]:
         """Score quotes (handle, start, end) exactly as the same span is scored among candidates, in order.
@@ -126,14 +126,14 @@ class AnswerExtractor:
             spans.append(quote_span(hit, order[handle], start, end))
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        return [self._score(question, s, m, c, vocabulary) for s, m, c in zip(spans, meaning, section)]
+        return [self._score(question, s, m, c, vocabulary, rset.version) for s, m, c in zip(spans, meaning, section)]
 
-    def _rank(self, question: Question, spans: Sequence[Span]) -> list[Scored]:
+    def _rank(self, question: Question, spans: Sequence[Span], preferred: str) -> list[Scored]:
         if not spans:
             return []
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        scored = [self._score(question, s, m, c, vocabulary) for s, m, c in zip(spans, meaning, section)]
+        scored = [self._score(question, s, m, c, vocabulary, preferred) for s, m, c in zip(spans, meaning, section)]
         return sorted(scored, key=lambda s: (-s.score, s.span.rank, s.span.start))
 
     def _similarities(self, question: Question, spans: Sequence[Span]) -> tuple[list[float], list[float]]:
@@ -165,7 +165,8 @@ class AnswerExtractor:
                     self._vectors.popitem(last=False)
         return [known[t] for t in texts]
 
-    def _score(self, question: Question, span: Span, meaning: float, section: float, vocabulary: Vocabulary) -> Scored:
+    def _score(self, question: Question, span: Span, meaning: float, section: float, vocabulary: Vocabulary,
+               preferred: str = "") -> Scored:
         w = self.weights
         features: dict[str, float] = {
             "meaning": round(w.meaning * meaning, 4),
@@ -173,7 +174,7 @@ class AnswerExtractor:
             "terms": round(w.terms * coverage(question, span, vocabulary), 4),
         }
         if question.identifiers:
-            named = sum(i in span.text.lower() or i in span.context.lower() for i in question.identifiers)
+            named = sum(_names(i, span) for i in question.identifiers)
             features["identifiers"] = round(w.identifiers * named / len(question.identifiers), 4)
         fit = type_fit(question, span)
         if fit:
@@ -184,22 +185,28 @@ class AnswerExtractor:
             features["rank"] = -w.rank * span.rank
         if len(span.parts) > 1:
             features["length"] = -w.length * (len(span.parts) - 1)
-        if self._other_version(question, span):
+        if self._other_version(question, span, preferred):
             features["version"] = -w.other_version
         return Scored(span, round(sum(features.values()), 4), features)
 
-    def _other_version(self, question: Question, span: Span) -> bool:
-        """True for a span from an older (or newer) docs version than the current one, unless the question names it."""
-        if not span.version or not self.current_version or span.version == self.current_version:
-            return False
-        return span.version not in question.versions
+    def _other_version(self, question: Question, span: Span, preferred: str) -> bool:
+        """True for a span from another docs version than the one wanted.
+
+        Wanted: a version the question names, else the one the reader browses, else the current one.
+        """
+        wanted = question.versions or ({preferred} if preferred else {self.current_version} if self.current_version else set())
+        return bool(span.version and wanted and span.version not in wanted)
 
 
 MAX_UNITS = 3
 
 
 def spans_of(hit: Hit, rank: int) -> list[Span]:
-    """Candidate spans of one hit: one to three consecutive units of the same paragraph or list (a table row alone)."""
+    """Candidate spans of one hit: one to three consecutive units of the same paragraph or list (a table row alone).
+
+    A sentence that introduces a list ("…in this order:") also starts spans that run into the list's first
+    items: the steps of a how-to, the order of a precedence rule.
+    """
     chunk = hit.chunk
     context = section_context(hit)
     found = units(chunk.text)
@@ -207,7 +214,9 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     for i, unit in enumerate(found):
         run = [unit]
         for follower in found[i + 1 : i + MAX_UNITS] if unit.kind != ROW else ():
-            if follower.block != unit.block or follower.kind != unit.kind:
+            same = follower.block == run[-1].block and follower.kind == unit.kind
+            into_list = run[-1].text.endswith(":") and follower.kind == ITEM and follower.block == run[-1].block + 1
+            if not (same or into_list):
                 break
             run.append(follower)
         for size in range(1, len(run) + 1):
@@ -253,6 +262,12 @@ def _overlap(question: Question, text: str) -> float:
 
 def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
     return [sum(values) / len(vectors) for values in zip(*vectors)]
+
+
+def _names(identifier: str, span: Span) -> bool:
+    """True when the span or its headings use the identifier as a whole token (`3` is not in `30`)."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w-]|[.,]\d)")
+    return bool(pattern.search(span.text.lower()) or pattern.search(span.context.lower()))
 
 
 def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> float:

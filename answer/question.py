@@ -29,7 +29,8 @@ _YESNO = re.compile(
     r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
 _DEFINITION = re.compile(r"^\s*what(?:'s| is| are| does)\b.*\b(mean|means|stand for)\b|^\s*what(?:'s| is| are) (an? |the )?\S+\s*\??$",
                          re.IGNORECASE)
-_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d{3,}(?:\.\d+)*)(?![\w])")
+# Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301"): a sentence naming them is about them.
+_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d+(?:\.\d+)*)(?![\w])")
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
 
 # Words that say what kind of answer is wanted but not what it is about.

@@ -25,7 +25,8 @@ _HEADING = re.compile(r"^#{1,6}\s")
 # A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by space and a capital,
 # digit, or an opening quote/bracket/backtick.
 _BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_])")
-_MIN_UNIT_CHARS = 12
+MIN_QUOTE_CHARS = 12  # the verifier's minimum quote length, after markup is dropped
+_MARKUP = re.compile(r"[`*]")
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def units(text: str) -> list[Unit]:
             found.extend(_items(block, start, number))
         elif kind == "prose":
             found.extend(_sentences(block, start, number, SENTENCE, 0))
-    return [u for u in found if len(u.text) >= _MIN_UNIT_CHARS or u.kind == ROW]
+    # Too short to quote once markup is dropped (the verifier's rule), unless a whole table row.
+    return [u for u in found if len(_MARKUP.sub("", u.text).strip()) >= MIN_QUOTE_CHARS or u.kind == ROW]
 
 
 def table_header(text: str, offset: int) -> str:

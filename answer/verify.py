@@ -22,10 +22,9 @@ from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .normalize import find_quote, normalize_quote
-from .spans import is_table_row, table_header
+from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
-MIN_QUOTE_CHARS = 12
 
 
 @dataclass(frozen=True)

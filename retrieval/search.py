@@ -44,6 +44,7 @@ class RetrievalSet:
     question: str
     viewer: Viewer
     hits: tuple[Hit, ...]
+    version: str = ""  # the docs version the reader is browsing, if any: answers prefer it over the current one
 
     def __bool__(self) -> bool:
         return bool(self.hits)
@@ -64,10 +65,10 @@ def clean_question(question: str) -> str:
     return text[:MAX_QUESTION_CHARS]
 
 
-def renumber(question: str, viewer: Viewer, ranked: Sequence[tuple[Chunk, float]]) -> RetrievalSet:
+def renumber(question: str, viewer: Viewer, ranked: Sequence[tuple[Chunk, float]], version: str | None = None) -> RetrievalSet:
     """Give ranked chunks their handles c1..cN, in order."""
     hits = tuple(Hit(f"c{rank}", chunk, score) for rank, (chunk, score) in enumerate(ranked, start=1))
-    return RetrievalSet(id=uuid.uuid4().hex[:12], question=question, viewer=viewer, hits=hits)
+    return RetrievalSet(id=uuid.uuid4().hex[:12], question=question, viewer=viewer, hits=hits, version=version or "")
 
 
 class HybridStore(VectorStore, ChunkSource, Protocol):
@@ -87,7 +88,7 @@ class DenseRetriever:
         text = clean_question(question)
         vector = self.embedder.embed([text])[0]
         ranked = [(c, s) for c, s in self.store.query(vector, k or self.k, viewer.groups) if s >= self.floor]
-        return renumber(text, viewer, ranked)
+        return renumber(text, viewer, ranked, version)
 
 
 class HybridRetriever:
@@ -171,4 +172,4 @@ class HybridRetriever:
         pool = [c for c in self.candidates(text, viewer) if self.relevant(c)]
         ranked = self.reranker.rerank(text, pool, version=version)
         unique = dedupe(ranked, lambda pair: pair[0].text, limit=k or self.k)
-        return renumber(text, viewer, unique)
+        return renumber(text, viewer, unique, version)

@@ -52,7 +52,7 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
     rows, answers = [], []
     for q in questions:
         viewer = Viewer.of(q.get("groups") or [])
-        answer = answerer.ask(q["question"], viewer)
+        answer = answerer.ask(q["question"], viewer, version=q.get("version") or None)  # the docs version being browsed
         retrieved = [h.chunk.id for h in answer.retrieval.hits]
         gold = list(q.get("gold") or [])
         rank = next((i for i, cid in enumerate(retrieved, start=1) if cid in gold), None)
