@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ingest.documents import Chunk, SourceSpan
+from ingest.documents import GROUP_RULE, Chunk, SourceSpan, is_group_name
 
-from .errors import IndexMismatchError, StoreUnavailableError
+from .errors import IndexMismatchError, QueryError, StoreUnavailableError
 
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
@@ -70,14 +70,26 @@ class VectorStore(Protocol):
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]: ...
 
 
+MAX_GROUPS = 64  # Chroma's filter depth: ~1,000 `$or` clauses fail, ~10,000 crash its native code
+
+
 def acl_key(group: str) -> str:
-    """The metadata key marking a chunk readable by `group`."""
-    return _ACL_PREFIX + re.sub(r"[^A-Za-z0-9_-]", "_", group)
+    """The metadata key marking a chunk readable by `group`: the name itself, so distinct names never share a key.
+
+    Only names in the group alphabet have a key; anything else is an error
+    rather than an escaped form that could meet another name's key.
+    """
+    if not is_group_name(group):
+        raise ValueError(f"group name {group!r} is not allowed: use {GROUP_RULE}")
+    return _ACL_PREFIX + group
 
 
 def acl_filter(groups: Iterable[str]) -> dict[str, Any]:
     """A Chroma `where` that admits only chunks one of `groups` may read."""
-    clauses = [{acl_key(g): True} for g in sorted(set(groups))]
+    names = sorted(set(groups))
+    if len(names) > MAX_GROUPS:
+        raise QueryError(f"a reader may be in at most {MAX_GROUPS} groups, got {len(names)}")
+    clauses = [{acl_key(g): True} for g in names]
     if not clauses:
         raise ValueError("a query needs at least one reader group")
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
@@ -289,9 +301,14 @@ class ChromaStore:
 
     # -- reads --------------------------------------------------------------
 
-    def count(self) -> int:
+    def count(self, groups: Iterable[str] | None = None) -> int:
+        """How many chunks the index holds (or, given reader groups, how many of them those groups may read)."""
         live = self._live()
-        return 0 if live is None else int(self._call("count", live.count))
+        if live is None:
+            return 0
+        if groups is None:
+            return int(self._call("count", live.count))
+        return len(self._call("count readable", live.get, where=acl_filter(groups), include=[])["ids"])
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         """The k nearest chunks that `groups` may read, with cosine similarity."""
@@ -308,10 +325,12 @@ class ChromaStore:
         )
         ids, docs = result["ids"][0], result["documents"][0]
         metas, distances = result["metadatas"][0], result["distances"][0]
-        return [
+        readers = frozenset(groups)
+        hits = [
             (chunk_from_record(i, d, m), 1.0 - float(dist))
             for i, d, m, dist in zip(ids, docs, metas, distances, strict=True)
         ]
+        return [(c, s) for c, s in hits if c.readable_by(readers)]  # the stored access list must agree with the key
 
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
@@ -327,6 +346,9 @@ class ChromaStore:
             kwargs["ids"] = list(ids)
         result = self._call("get", live.get, **kwargs)
         chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
+        if groups is not None:
+            readers = frozenset(groups)
+            chunks = [c for c in chunks if c.readable_by(readers)]
         return sorted(chunks, key=lambda c: c.id)
 
     def vectors(self, ids: Sequence[str]) -> list[list[float]]:
