@@ -15,11 +15,11 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool
@@ -42,6 +42,8 @@ from retrieval.viewer import Viewer
 from . import render
 from .audit_view import attempts
 from .docsearch import search_docs
+from .identity import IdentityError, read_viewer
+from .limits import InputLimits
 from .questions import QuestionError, read_question
 from .stream import sse
 from .thread import TurnCache
@@ -128,11 +130,14 @@ def _content_fingerprint(root: Path) -> tuple[int, int, int]:
 
 
 def viewer_for(request: Request) -> Viewer:
-    """The viewer's groups from the trusted identity header, or anonymous when none is configured."""
+    """The viewer's groups from the trusted identity header, or anonymous when none is configured.
+
+    Raises IdentityError (a 400) for a header that is repeated, not ASCII, or names a group outside the alphabet.
+    """
     header = request.app.state.services.settings.identity_header
     if not header:
         return Viewer.anonymous()
-    return Viewer.of(request.headers.get(header, "").split(","))
+    return read_viewer(header, request.scope.get("headers") or [])
 
 
 def create_app(
@@ -231,7 +236,8 @@ def create_app(
         return JSONResponse(answer.to_dict())
 
     async def healthz(request: Request) -> Response:
-        chunks = await asyncio.to_thread(services.store.count)
+        groups = sorted(viewer_for(request).groups)  # the count of what this caller may read, never the total
+        chunks = await asyncio.to_thread(lambda: services.store.count(groups=groups))
         return JSONResponse({"status": "ok", "chunks": chunks})
 
     async def docs(request: Request) -> Response:
@@ -289,21 +295,58 @@ def create_app(
         Route("/answers/{answer_id}", answer_view),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], exception_handlers={
+    def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
+        return content_security_policy(frame_ancestors(settings.frame_ancestors, services.corpus.site.base_url))
+
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)],
+                    exception_handlers={
         StoreUnavailableError: _unavailable, IndexMismatchError: _unavailable, QueryError: _bad_question,
+        IdentityError: _bad_request(templates),
         HTTPException: _http_error(templates), Exception: _internal_error,
     })
     app.state.services = services
     return app
 
 
+# htmx 2 injects this one <style> for its request indicators; its hash lets it through without 'unsafe-inline'.
+HTMX_INDICATOR_STYLE = "'sha256-faU7yAF8NxuMTNEwVmBz+VcYeIoBQ2EMHW3WaVxCvnk='"
+
+
+def frame_ancestors(configured: str, base_url: str) -> list[str]:
+    """Who may frame the UI: this origin, the docs site when it lives on another origin, and FRAME_ANCESTORS."""
+    sources = ["'self'"]
+    if base_url.startswith(("https://", "http://")):
+        parts = urlsplit(base_url)
+        sources.append(f"{parts.scheme}://{parts.netloc}")
+    sources.extend(o for o in configured.split() if o not in sources)
+    return sources
+
+
+def content_security_policy(ancestors: list[str]) -> str:
+    """Scripts, styles and connections from this origin only (the vendored htmx, no eval, no inline script)."""
+    return "; ".join([
+        "default-src 'self'", "script-src 'self'", f"style-src 'self' {HTMX_INDICATOR_STYLE}",
+        "img-src 'self' data: https:", "connect-src 'self'", "font-src 'self'", "object-src 'none'",
+        "base-uri 'none'", "form-action 'self'", "frame-ancestors " + " ".join(ancestors),
+    ])
+
+
 class SecurityHeaders:
-    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer."""
+    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer, a CSP."""
 
     HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, csp: Callable[[], str] | None = None) -> None:
         self.app = app
+        self._csp = csp
+        self._headers: list[tuple[bytes, bytes]] | None = None
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        if self._headers is None:
+            policy = self._csp() if self._csp else ""
+            self._headers = self.HEADERS + ([(b"content-security-policy", policy.encode())] if policy else [])
+        return self._headers
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -312,7 +355,7 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + self.HEADERS
+                message["headers"] = list(message.get("headers", [])) + self.headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -348,6 +391,14 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith("/api/") or request.url.path == "/healthz":
         return JSONResponse({"error": UNAVAILABLE}, status_code=503)
     return HTMLResponse(f'<div class="error" role="alert">{UNAVAILABLE}</div>', status_code=503)
+
+
+def _bad_request(templates: Jinja2Templates):  # type: ignore[no-untyped-def]
+    async def handler(request: Request, exc: Exception) -> Response:
+        if request.url.path.startswith("/api/") or request.url.path == "/healthz":
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return templates.TemplateResponse(request, "_error.html", {"message": str(exc), "full": True}, status_code=400)
+    return handler
 
 
 async def _bad_question(request: Request, exc: Exception) -> Response:
