@@ -40,7 +40,7 @@ from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableErr
 from retrieval.viewer import Viewer
 
 from . import render
-from .audit_view import attempts
+from .audit_view import attempts, needs_lookup, readable_handles, redact
 from .docsearch import search_docs
 from .identity import IdentityError, read_viewer
 from .limits import InputLimits
@@ -259,13 +259,31 @@ def create_app(
         if settings.staff_group not in viewer_for(request).groups:
             raise HTTPException(403, "the audit view is for support staff")
 
+    def readable(record: dict[str, Any], groups: frozenset[str]) -> set[str]:
+        ids = needs_lookup(record, groups)
+        live = {c.id: c.hash for c in services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
+        return readable_handles(record, groups, live)
+
+    def listable(rows: list[dict[str, Any]], groups: frozenset[str], limit: int) -> list[dict[str, Any]]:
+        """Rows of answers whose every retrieved source the reader may read (the others are not listed)."""
+        out = []
+        for row in rows:
+            record = services.audit.get(row["id"])
+            if record is not None and len(readable(record, groups)) == len(record.get("retrieved") or []):
+                out.append(row)
+            if len(out) == limit:
+                break
+        return out
+
     async def answers(request: Request) -> Response:
         require_staff(request)
+        groups = viewer_for(request).groups
         text = " ".join(str(request.query_params.get("q", "")).split())[:200]
         state = request.query_params.get("state", "")
         state = state if state in ("answered", "refused", "unverified") else ""
         audit = services.audit
-        rows = await asyncio.to_thread(audit.search, text, state, 100) if audit else []
+        rows = await asyncio.to_thread(audit.search, text, state, 500) if audit else []
+        rows = await asyncio.to_thread(listable, rows, groups, 100)
         rows = [r | {"when": _when(r["created"])} for r in rows]
         return templates.TemplateResponse(request, "audit_search.html", base(request) | {
             "rows": rows, "text": text, "state": state})
@@ -278,7 +296,11 @@ def create_app(
             raise HTTPException(404, "no such answer")
         from answer.services import changed_sources
 
-        record["changed_since"] = await asyncio.to_thread(changed_sources, services.store, record)
+        handles = await asyncio.to_thread(readable, record, viewer_for(request).groups)
+        changed = await asyncio.to_thread(changed_sources, services.store, record)
+        record = redact(record, handles)
+        shown = {c["chunk_id"] for claim in record.get("claims", []) for c in claim["citations"]}
+        record["changed_since"] = {cid: state for cid, state in changed.items() if cid in shown}
         return templates.TemplateResponse(request, "audit.html", base(request) | {
             "record": record, "attempts": attempts(record), "created": _when(record.get("created", 0))})
 
