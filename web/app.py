@@ -32,11 +32,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
-from ingest.corpus import Corpus, content_files, load_corpus
-from ingest.site import SITE_FILE
+from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
+from retrieval.handoff import HandoffError, IngestRequest
+from retrieval.indexer import IndexReport
 from retrieval.viewer import Viewer
 
 from . import render
@@ -63,8 +64,8 @@ class Services:
         self._answerer = answerer
         self._store = store
         self._corpus = corpus
-        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows it
-        self._corpus_seen: tuple[int, int, int] | None = None
+        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
+        self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
@@ -89,18 +90,86 @@ class Services:
 
     @property
     def corpus(self) -> Corpus:
-        """The content as it is on disk now (re-read at most every CORPUS_TTL seconds when files change).
+        """The content as the index publishes it: what the docs viewer, docs search and version list serve.
 
-        The docs viewer and docs search must follow a re-ingest: a page an author just made
-        restricted must stop being served publicly without restarting the server.
+        The viewer follows the index, not the disk, so it and the chat agree:
+        an edit on disk is published by an ingest, at the moment that ingest
+        applies its access changes (`publish`, for the runs this server makes).
+        When another process changes the index (a CLI against a Chroma server
+        this server does not own), the store's generation moves and the
+        content is re-read within CORPUS_TTL.
         """
-        if self._reload_corpus and time.monotonic() - self._corpus_checked >= CORPUS_TTL:
-            self._corpus_checked = time.monotonic()
-            seen = _content_fingerprint(self.settings.content_dir)
-            if seen != self._corpus_seen:
-                self._corpus, self._chunks, self._corpus_seen = load_corpus(self.settings.content_dir), None, seen
+        if self._reload_corpus:
+            if self._corpus is None:
+                self._corpus_generation = self._generation()
+                self._corpus = load_corpus(self.settings.content_dir)
+            elif time.monotonic() - self._corpus_checked >= CORPUS_TTL:
+                self._corpus_checked = time.monotonic()
+                generation = self._generation()
+                if generation is not None and generation != self._corpus_generation:
+                    self._corpus, self._chunks, self._corpus_generation = load_corpus(self.settings.content_dir), None, generation
         assert self._corpus is not None
         return self._corpus
+
+    def _generation(self) -> str | None:
+        generation = getattr(self.store, "generation", None)
+        if generation is None:
+            return None
+        try:
+            return str(generation())
+        except (StoreUnavailableError, IndexMismatchError):
+            return self._corpus_generation  # keep serving what was published; answers report the outage
+
+    def publish(self, corpus: Corpus) -> None:
+        """Serve `corpus` in the docs viewer and search from now on (an in-process ingest made it live)."""
+        with self._lock:
+            self._corpus, self._chunks = corpus, None
+            self._corpus_generation = self._generation()
+            self._corpus_checked = time.monotonic()
+        lexical = getattr(getattr(self._answerer, "retriever", None), "lexical", None)
+        if lexical is not None:
+            lexical.refresh()
+
+    def ingest(self, *, full: bool = False, wait: bool = True, emit: Callable[[dict[str, Any]], None] | None = None) -> IndexReport:
+        """Sync the content folder into the index from this process, the index's only writer while it serves."""
+        from retrieval.indexer import sync_index
+        from retrieval.lock import index_lock
+
+        embedder = self.answerer.retriever.embedder
+        with index_lock(self.settings.data_dir, wait=wait):
+            corpus = load_corpus(self.settings.content_dir)
+
+            def access_applied(report: IndexReport) -> None:
+                self.publish(corpus)
+                if emit:
+                    emit({"event": "access", "report": report.as_dict()})
+
+            def progress(total: int) -> Callable[[int], None]:
+                done = 0
+
+                def tick(n: int) -> None:
+                    nonlocal done
+                    done += n
+                    if emit:
+                        emit({"event": "progress", "embedded": done, "total": total})
+                return tick
+
+            report = sync_index(corpus, self.store, embedder, full=full, on_access=access_applied, progress=progress)
+            self.publish(corpus)
+        return report
+
+    def run_handed_off(self, request: IngestRequest, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """An ingest a CLI handed over: only for the content folder and Chroma this server serves."""
+        wanted = Path(request.content_dir).resolve() if request.content_dir else self.settings.content_dir.resolve()
+        if wanted != self.settings.content_dir.resolve():
+            raise HandoffError(f"the running server serves CONTENT_DIR={self.settings.content_dir}, not {wanted}; "
+                               "ingest that folder, or stop the server first")
+        if request.chroma_url != self.settings.chroma_url:
+            raise HandoffError(f"the running server uses CHROMA_URL={self.settings.chroma_url or '(embedded)'}, "
+                               f"not {request.chroma_url or '(embedded)'}")
+        report = self.ingest(full=request.full, wait=request.wait, emit=emit)
+        log.info("ingest (handed off): %s", report.summary().replace("\n", " | "))
+        return report.as_dict()
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -120,13 +189,7 @@ class Services:
         return found[:MAX_SUGGESTIONS]
 
 
-CORPUS_TTL = 2.0
-
-
-def _content_fingerprint(root: Path) -> tuple[int, int, int]:
-    """(files, newest mtime, total size) of the content folder: cheap, and changes with any edit."""
-    stats = [p.stat() for p in content_files(root)] + ([(root / SITE_FILE).stat()] if (root / SITE_FILE).exists() else [])
-    return len(stats), max((s.st_mtime_ns for s in stats), default=0), sum(s.st_size for s in stats)
+CORPUS_TTL = 1.0
 
 
 def viewer_for(request: Request) -> Viewer:
