@@ -33,6 +33,7 @@ from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
 from ingest.corpus import Corpus, load_corpus
+from ingest.errors import IngestError
 from ingest.documents import PUBLIC, Chunk
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
@@ -107,7 +108,12 @@ class Services:
                 self._corpus_checked = time.monotonic()
                 generation = self._generation()
                 if generation is not None and generation != self._corpus_generation:
-                    self._corpus, self._chunks, self._corpus_generation = load_corpus(self.settings.content_dir), None, generation
+                    try:
+                        corpus = load_corpus(self.settings.content_dir)
+                    except IngestError as exc:  # e.g. a broken site.toml: keep serving what was published
+                        log.error("content not re-read after an index change: %s", exc)
+                    else:
+                        self._corpus, self._chunks, self._corpus_generation = corpus, None, generation
         assert self._corpus is not None
         return self._corpus
 
