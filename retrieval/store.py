@@ -360,6 +360,7 @@ class ChromaStore:
         hits = [
             (chunk_from_record(i, d, m), 1.0 - float(dist))
             for i, d, m, dist in zip(ids, docs, metas, distances, strict=True)
+            if _whole(d, m)
         ]
         return [(c, s) for c, s in hits if c.readable_by(readers)]  # the stored access list must agree with the key
 
@@ -375,7 +376,8 @@ class ChromaStore:
         result = self._read("get", lambda live: live.get(**kwargs))
         if result is None:
             return []
-        chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
+        chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)
+                  if _whole(d, m)]
         if groups is not None:
             readers = frozenset(groups)
             chunks = [c for c in chunks if c.readable_by(readers)]
@@ -396,7 +398,7 @@ class ChromaStore:
         result = self._read("get", lambda live: live.get(include=["metadatas"]))
         if result is None:
             return {}
-        return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True)}
+        return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if _whole("", m)}
 
 
 class StoreWriter:
@@ -472,6 +474,14 @@ class StoreWriter:
         """Tell readers (in this process and others) that the live index changed: a new generation."""
         if not self._switch:
             self._store._bump()
+
+
+def _whole(document: Any, meta: Any) -> bool:
+    """False for a record read while a writer deletes it: a Chroma server can return its id with no metadata.
+
+    Such a record has no access keys to check, so it is never served (and never counted as stored).
+    """
+    return document is not None and isinstance(meta, dict) and "doc_id" in meta and "hash" in meta
 
 
 def _is_connection_error(exc: Exception) -> bool:

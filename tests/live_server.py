@@ -107,10 +107,10 @@ class IngestRun:
         self._reader.start()
 
 
-def make_ingest(env: dict[str, str]) -> IngestRun:
-    """Start `make ingest` (the authors' command) in another process; `.wait()` for it."""
+def make_ingest(env: dict[str, str], *variables: str) -> IngestRun:
+    """Start `make ingest [VAR=value…]` (the authors' command) in another process; `.wait()` for it."""
     run = IngestRun(started=time.monotonic())
-    run.process = subprocess.Popen(["make", "-s", "-C", str(REPO), "ingest"], env=env, start_new_session=True,
+    run.process = subprocess.Popen(["make", "-s", "-C", str(REPO), "ingest", *variables], env=env, start_new_session=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # own group: kill -9 reaches the CLI
     run.start_reader()
     return run

@@ -118,7 +118,8 @@ class Services:
         return self._corpus
 
     def _generation(self) -> str | None:
-        generation = getattr(self.store, "generation", None)
+        # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
+        generation = getattr(self._store, "generation", None)
         if generation is None:
             return None
         try:

@@ -238,3 +238,20 @@ def test_a_killed_or_failed_ingest_leaves_the_server_answering(live):
     errors = visitors.errors()
     assert errors == [], [(s.probe.name, s.status, s.text[:200]) for s in errors[:5]]
     assert any(s.probe.name == "changed" and "8 times" in s.text for s in visitors.seen)  # the last good index answers
+
+
+def test_a_full_rebuild_while_serving_switches_without_errors(live):
+    site, url = live["site"], live["url"]
+    with Visitors(url) as visitors:
+        edit(site / "guides/retries.mdx", "up to 8 times", "up to 12 times")
+        run = make_ingest(live["env"], "FULL=1").wait()
+        assert run.returncode == 0 and any("full rebuild" in line for line in run.lines), run.lines
+        shown: dict[str, bool] = {}
+        while time.monotonic() < run.returned + DEADLINE:
+            shown = visible(visitors, run.returned)
+            if shown["changed fact"]:
+                break
+            time.sleep(0.05)
+        assert shown["changed fact"], shown
+    errors = visitors.errors()
+    assert errors == [], [(s.probe.name, s.status, s.text[:200]) for s in errors[:5]]
