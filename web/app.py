@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import threading
-import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool
@@ -32,13 +29,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
-from ingest.corpus import Corpus, load_corpus
-from ingest.errors import IngestError
-from ingest.documents import PUBLIC, Chunk
+from ingest.corpus import Corpus
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
-from retrieval.handoff import HandoffError, IngestRequest
-from retrieval.indexer import IndexReport
 from retrieval.viewer import Viewer
 
 from . import render
@@ -46,157 +39,14 @@ from .audit_view import attempts, needs_lookup, readable_handles, redact
 from .docsearch import search_docs
 from .identity import IdentityError, read_viewer
 from .limits import InputLimits
+from .security import SecurityHeaders, content_security_policy, frame_ancestors
+from .services import Services
 from .questions import QuestionError, read_question
 from .stream import sse
-from .thread import TurnCache
 
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
-MAX_SUGGESTIONS = 4
-_QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
 UNAVAILABLE = "The docs index is unavailable right now. Please try again in a moment."
-
-
-class Services:
-    """Lazily built, process-wide components; building the answerer loads the model once."""
-
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
-        self.settings = settings
-        self._answerer = answerer
-        self._store = store
-        self._corpus = corpus
-        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
-        self._corpus_generation: str | None = None
-        self._corpus_checked = 0.0
-        self._chunks: list[Chunk] | None = None
-        self._lock = threading.Lock()
-        self.turns = TurnCache()
-
-    @property
-    def answerer(self) -> Answerer:
-        with self._lock:
-            if self._answerer is None:
-                from answer.services import build_answerer
-
-                self._answerer = build_answerer(self.settings, store=self.store)
-            return self._answerer
-
-    @property
-    def store(self) -> Any:
-        if self._store is None:
-            from retrieval.services import open_store
-
-            self._store = open_store(self.settings)
-        return self._store
-
-    @property
-    def corpus(self) -> Corpus:
-        """The content as the index publishes it: what the docs viewer, docs search and version list serve.
-
-        The viewer follows the index, not the disk, so it and the chat agree:
-        an edit on disk is published by an ingest, at the moment that ingest
-        applies its access changes (`publish`, for the runs this server makes).
-        When another process changes the index (a CLI against a Chroma server
-        this server does not own), the store's generation moves and the
-        content is re-read within CORPUS_TTL.
-        """
-        if self._reload_corpus:
-            if self._corpus is None:
-                self._corpus_generation = self._generation()
-                self._corpus = load_corpus(self.settings.content_dir)
-            elif time.monotonic() - self._corpus_checked >= CORPUS_TTL:
-                self._corpus_checked = time.monotonic()
-                generation = self._generation()
-                if generation is not None and generation != self._corpus_generation:
-                    try:
-                        corpus = load_corpus(self.settings.content_dir)
-                    except IngestError as exc:  # e.g. a broken site.toml: keep serving what was published
-                        log.error("content not re-read after an index change: %s", exc)
-                    else:
-                        self._corpus, self._chunks, self._corpus_generation = corpus, None, generation
-        assert self._corpus is not None
-        return self._corpus
-
-    def _generation(self) -> str | None:
-        # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
-        generation = getattr(self._store, "generation", None)
-        if generation is None:
-            return None
-        try:
-            return str(generation())
-        except (StoreUnavailableError, IndexMismatchError):
-            return self._corpus_generation  # keep serving what was published; answers report the outage
-
-    def publish(self, corpus: Corpus) -> None:
-        """Serve `corpus` in the docs viewer and search from now on (an in-process ingest made it live)."""
-        with self._lock:
-            self._corpus, self._chunks = corpus, None
-            self._corpus_generation = self._generation()
-            self._corpus_checked = time.monotonic()
-        lexical = getattr(getattr(self._answerer, "retriever", None), "lexical", None)
-        if lexical is not None:
-            lexical.refresh()
-
-    def ingest(self, *, full: bool = False, wait: bool = True, emit: Callable[[dict[str, Any]], None] | None = None) -> IndexReport:
-        """Sync the content folder into the index from this process, the index's only writer while it serves."""
-        from retrieval.indexer import sync_index
-        from retrieval.lock import index_lock
-
-        embedder = self.answerer.retriever.embedder
-        with index_lock(self.settings.data_dir, wait=wait):
-            corpus = load_corpus(self.settings.content_dir)
-
-            def access_applied(report: IndexReport) -> None:
-                self.publish(corpus)
-                if emit:
-                    emit({"event": "access", "report": report.as_dict()})
-
-            def progress(total: int) -> Callable[[int], None]:
-                done = 0
-
-                def tick(n: int) -> None:
-                    nonlocal done
-                    done += n
-                    if emit:
-                        emit({"event": "progress", "embedded": done, "total": total})
-                return tick
-
-            report = sync_index(corpus, self.store, embedder, full=full, on_access=access_applied, progress=progress)
-            self.publish(corpus)
-        return report
-
-    def run_handed_off(self, request: IngestRequest, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-        """An ingest a CLI handed over: only for the content folder and Chroma this server serves."""
-        wanted = Path(request.content_dir).resolve() if request.content_dir else self.settings.content_dir.resolve()
-        if wanted != self.settings.content_dir.resolve():
-            raise HandoffError(f"the running server serves CONTENT_DIR={self.settings.content_dir}, not {wanted}; "
-                               "ingest that folder, or stop the server first")
-        if request.chroma_url != self.settings.chroma_url:
-            raise HandoffError(f"the running server uses CHROMA_URL={self.settings.chroma_url or '(embedded)'}, "
-                               f"not {request.chroma_url or '(embedded)'}")
-        report = self.ingest(full=request.full, wait=request.wait, emit=emit)
-        log.info("ingest (handed off): %s", report.summary().replace("\n", " | "))
-        return report.as_dict()
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        corpus = self.corpus  # may reload, which drops the cached chunks
-        if self._chunks is None:
-            self._chunks = corpus.chunks()
-        return self._chunks
-
-    @property
-    def audit(self) -> Any:
-        return getattr(self.answerer, "audit", None)
-
-    def suggestions(self) -> list[str]:
-        """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
-        found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
-                 if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
-        return found[:MAX_SUGGESTIONS]
-
-
-CORPUS_TTL = 1.0
 
 
 def viewer_for(request: Request) -> Viewer:
@@ -398,59 +248,6 @@ def create_app(
     })
     app.state.services = services
     return app
-
-
-# htmx 2 injects this one <style> for its request indicators; its hash lets it through without 'unsafe-inline'.
-HTMX_INDICATOR_STYLE = "'sha256-faU7yAF8NxuMTNEwVmBz+VcYeIoBQ2EMHW3WaVxCvnk='"
-
-
-def frame_ancestors(configured: str, base_url: str) -> list[str]:
-    """Who may frame the UI: this origin, the docs site when it lives on another origin, and FRAME_ANCESTORS."""
-    sources = ["'self'"]
-    if base_url.startswith(("https://", "http://")):
-        parts = urlsplit(base_url)
-        sources.append(f"{parts.scheme}://{parts.netloc}")
-    sources.extend(o for o in configured.split() if o not in sources)
-    return sources
-
-
-def content_security_policy(ancestors: list[str]) -> str:
-    """Scripts, styles and connections from this origin only (the vendored htmx, no eval, no inline script)."""
-    return "; ".join([
-        "default-src 'self'", "script-src 'self'", f"style-src 'self' {HTMX_INDICATOR_STYLE}",
-        "img-src 'self' data: https:", "connect-src 'self'", "font-src 'self'", "object-src 'none'",
-        "base-uri 'none'", "form-action 'self'", "frame-ancestors " + " ".join(ancestors),
-    ])
-
-
-class SecurityHeaders:
-    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer, a CSP."""
-
-    HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
-
-    def __init__(self, app: Any, *, csp: Callable[[], str] | None = None) -> None:
-        self.app = app
-        self._csp = csp
-        self._headers: list[tuple[bytes, bytes]] | None = None
-
-    @property
-    def headers(self) -> list[tuple[bytes, bytes]]:
-        if self._headers is None:
-            policy = self._csp() if self._csp else ""
-            self._headers = self.HEADERS + ([(b"content-security-policy", policy.encode())] if policy else [])
-        return self._headers
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + self.headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def settings_base(base_url: str) -> str:

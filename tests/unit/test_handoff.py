@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.handoff import HandoffError, IngestListener, IngestRequest, hand_off, socket_path
 from retrieval.lock import owner_lock
-from web.app import content_security_policy, frame_ancestors
+from web.security import content_security_policy, frame_ancestors
 
 
 def test_a_handed_off_run_streams_its_events_and_a_failure_never_stops_the_listener(tmp_path):
@@ -65,7 +65,7 @@ def test_frame_ancestors_allow_the_docs_site_and_configured_origins_only():
 
 def test_a_handed_off_run_for_another_content_folder_is_refused(tmp_path):
     from ingest.settings import Settings
-    from web.app import Services
+    from web.services import Services
 
     services = Services(Settings(content_dir=tmp_path / "site", data_dir=tmp_path), None, None)
     with pytest.raises(HandoffError, match="serves CONTENT_DIR"):
