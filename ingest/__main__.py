@@ -82,26 +82,77 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     # The entrypoint is the composition root: it may wire retrieval's store and
     # embedder into an ingest run; library modules in ingest never import retrieval.
     from retrieval.indexer import sync_index
-    from retrieval.lock import index_lock
+    from retrieval.lock import index_lock, owner_lock
     from retrieval.models import DEFAULT_MODEL_NAME, provision_default_model
     from retrieval.services import open_embedder, open_store
 
     content_dir = Path(args.content_dir or settings.content_dir)
-    if settings.embed_model == DEFAULT_MODEL_NAME:
-        provision_default_model(settings.models_dir)
-    with index_lock(settings.data_dir, wait=args.wait):
-        store = open_store(settings)
-        store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
-        corpus = load_corpus(content_dir)
-        try:
-            report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar())
-        except KeyboardInterrupt:
-            print("interrupted: what was written is kept; the next `make ingest` finishes the job", file=sys.stderr)
-            return 130
+    with owner_lock(settings.data_dir, wait=False) as owned:
+        if not owned:  # a server is running: it is the index's only writer, so it does the run
+            return _hand_off(args, settings, content_dir)
+        if settings.embed_model == DEFAULT_MODEL_NAME:
+            provision_default_model(settings.models_dir)
+        with index_lock(settings.data_dir, wait=args.wait):
+            store = open_store(settings)
+            store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
+            corpus = load_corpus(content_dir)
+            try:
+                report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar(),
+                                    on_access=_say_access_applied)
+            except KeyboardInterrupt:
+                print("interrupted: what was written is kept; the next `make ingest` finishes the job", file=sys.stderr)
+                return 130
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
     if args.json:
         _print_failures(corpus.failures)
     return 1 if report.pages_failed else 0
+
+
+def _say_access_applied(report) -> None:  # type: ignore[no-untyped-def]
+    """One line on stderr the moment deletions and access changes are live (before any embedding)."""
+    print(f"access step live after {report.access_seconds:.2f}s: {report.chunks_deleted} deleted, "
+          f"{report.chunks_updated} updated, {report.chunks_tightened} access-tightened", file=sys.stderr, flush=True)
+
+
+def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -> int:
+    """Send the run to the server that owns the index and report it exactly as a local run would."""
+    from retrieval.handoff import HandoffError, IngestRequest, hand_off
+    from retrieval.indexer import IndexReport
+
+    request = IngestRequest(full=args.full, wait=args.wait, content_dir=str(content_dir.resolve()),
+                            chroma_url=settings.chroma_url)
+    tick, shown = None, 0
+    try:
+        for event in hand_off(settings.data_dir, request):
+            kind = event.get("event")
+            if kind == "started":
+                print(f"a server is serving this index: ingest handed to it (pid {event.get('pid')})", file=sys.stderr, flush=True)
+            elif kind == "access":
+                _say_access_applied(IndexReport(**event["report"]))
+            elif kind == "progress":
+                start = _progress_bar() if tick is None else None
+                if start is not None:
+                    tick = start(int(event["total"]))
+                if tick is not None:
+                    tick(int(event["embedded"]) - shown)
+                    shown = int(event["embedded"])
+            elif kind == "error":
+                print(f"error: {event.get('message')}", file=sys.stderr)
+                return 2
+            elif kind == "done":
+                report = IndexReport(**event["report"])
+                print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+                if args.json:
+                    for failure in report.failures:
+                        print(f"error: {failure}", file=sys.stderr)
+                return 1 if report.pages_failed else 0
+    except HandoffError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: the server carries on with the ingest (see its log)", file=sys.stderr)
+        return 130
+    return 2
 
 
 def _progress_bar():  # type: ignore[no-untyped-def]

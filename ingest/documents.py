@@ -8,10 +8,22 @@ whether the source has changed) so nothing downstream has to re-read content.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 PUBLIC = "public"
+
+# Group names are ASCII letters, digits, `-` and `_`, starting with a letter or digit, at most 64 long.
+# The index stores a group as the metadata key `acl_<name>` verbatim, so the alphabet is what keeps that
+# encoding exact: no two names share a key, and nothing needs escaping (or can be escaped into a collision).
+GROUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+GROUP_RULE = "ASCII letters, digits, '-' and '_' (starting with a letter or digit, at most 64 characters)"
+
+
+def is_group_name(name: object) -> bool:
+    """True for a string in the group alphabet, exactly (no surrounding space, no Unicode look-alikes)."""
+    return isinstance(name, str) and GROUP_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

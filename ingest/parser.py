@@ -21,7 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .documents import PUBLIC, Block, Heading, Link, Page, Section
+from .documents import GROUP_RULE, PUBLIC, Block, Heading, Link, Page, Section, is_group_name
 from .errors import PageError
 from .ids import content_hash
 from .mdx import GAP, SOFT, convert, find_fences, to_markdown
@@ -110,7 +110,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     close(total_lines)
 
     title = str(meta.get("title") or _first_h1(list(headings.values())) or Path(source).stem)
-    access = _access(meta, source)
+    access = _access(meta, source, text)
     page_hash = content_hash(text)
     slug = slug_for(source, meta.get("slug"))
     return Page(
@@ -258,11 +258,13 @@ def _front_matter(text: str, source: str) -> tuple[dict[str, Any], int]:
     return dict(post.metadata), end + 1
 
 
-def _access(meta: dict[str, Any], source: str) -> tuple[str, ...]:
+def _access(meta: dict[str, Any], source: str, text: str = "") -> tuple[str, ...]:
     """Who may read the page: front matter `access` (a group or list of groups), default public.
 
     A key that looks like a misspelled `access` fails the page instead of
-    silently publishing what the author meant to restrict.
+    silently publishing what the author meant to restrict. A group name outside
+    the group alphabet fails the page too: the index keys groups by name, and
+    `team.a` must never quietly become someone else's `team_a`.
     """
     for key in meta:
         if isinstance(key, str) and key != "access" and difflib.get_close_matches(key.strip().lower(), ["access"], cutoff=0.75):
@@ -270,9 +272,25 @@ def _access(meta: dict[str, Any], source: str) -> tuple[str, ...]:
                                        "write exactly 'access' (a misspelling would make the page public)")
     value = meta.get("access", PUBLIC)
     groups = [value] if isinstance(value, str) else value
-    if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g.strip() for g in groups):
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g.strip(" \t") for g in groups):
         raise PageError(source, 1, f"front matter 'access' must be a group name or a list of them, got {value!r}")
-    return tuple(sorted({g.strip() for g in groups}))
+    names = sorted({g.strip(" \t") for g in groups})  # ASCII blanks only: "staff\xa0" must not become staff
+    for name in names:
+        if not is_group_name(name):
+            raise PageError(source, _key_line(text, "access"),
+                            f"group name {name!r} in 'access' is not allowed: use {GROUP_RULE}")
+    return tuple(names)
+
+
+def _key_line(text: str, key: str) -> int:
+    """The 1-based line of a top-level front matter key (1 when it cannot be found)."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip() in ("---", "..."):
+            break
+        if re.match(rf"{re.escape(key)}\s*:", line):
+            return number
+    return 1
 
 
 def _first_h1(headings: list[Heading]) -> str | None:

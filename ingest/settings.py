@@ -32,6 +32,7 @@ class Settings:
     identity_header: str = ""  # e.g. X-Forwarded-Groups from a trusted proxy; empty = everyone anonymous
     support_judge: str = "deterministic"  # or "llm": the LLM_MODEL judges claim support (deterministic fallback)
     unverified_policy: str = "hide"  # hide (show state, text behind a toggle) or refuse
+    frame_ancestors: str = ""  # extra origins allowed to frame the UI (the docs site's origin is always allowed)
 
     @property
     def models_dir(self) -> Path:
@@ -86,4 +87,5 @@ class Settings:
             staff_group=env.get("STAFF_GROUP", "staff").strip() or "staff",
             identity_header=env.get("IDENTITY_HEADER", "").strip(),
             unverified_policy=policy,
+            frame_ancestors=env.get("FRAME_ANCESTORS", "").strip(),
         )

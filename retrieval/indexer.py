@@ -8,6 +8,15 @@ written batch by batch, so an interrupted run keeps its progress and the next
 run converges to exactly the content: ids are primary keys, so there are no
 duplicates, and whatever is not in the content is deleted.
 
+Access first: before anything is embedded, the live index gets every deletion,
+every metadata change of unchanged text (a page made public again is public
+at once), and, for chunks whose text also changed, the *tightening* part of an
+access change (the old text stays readable only by groups in both the old and
+the new access list until the new text replaces it). A run killed after that
+step has already withdrawn what it withdraws; one killed before it changed
+nothing. A full rebuild applies the same step to the live index before it
+builds the new collection.
+
 A run with nothing to embed never loads the model: the embedder is checked by
 id against the manifest, and its dimension against the first vector it makes.
 """
@@ -17,7 +26,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ingest.corpus import Corpus
@@ -25,7 +34,7 @@ from ingest.documents import Chunk
 
 from .embedder import Embedder
 from .errors import IndexMismatchError
-from .store import ChromaStore, Manifest, chunk_metadata
+from .store import ChromaStore, Manifest, StoreWriter, chunk_from_record, chunk_metadata
 
 EMBED_BATCH = 64
 
@@ -44,10 +53,12 @@ class IndexReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_updated: int = 0
+    chunks_tightened: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
     full_rebuild: bool = False
     seconds: float = 0.0
+    access_seconds: float = 0.0  # from the start until deletions and access changes were live
     embed_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
 
@@ -59,8 +70,9 @@ class IndexReport:
             f"pages: {self.pages_added} added, {self.pages_changed} changed, {self.pages_unchanged} unchanged, "
             f"{self.pages_removed} removed, {self.pages_failed} failed",
             f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, {self.chunks_updated} updated, "
-            f"{self.chunks_deleted} deleted ({self.chunks_total} in index)",
-            f"time: {self.seconds:.2f}s ({self.embed_seconds:.2f}s embedding)"
+            f"{self.chunks_tightened} access-tightened, {self.chunks_deleted} deleted ({self.chunks_total} in index)",
+            f"time: {self.seconds:.2f}s (access changes live after {self.access_seconds:.2f}s; "
+            f"{self.embed_seconds:.2f}s embedding)"
             + (" — full rebuild" if self.full_rebuild else ""),
         ]
         lines.extend(f"FAILED {failure} (its previously indexed chunks were kept)" for failure in self.failures)
@@ -97,6 +109,18 @@ def plan_sync(chunks: Sequence[Chunk], existing: dict[str, tuple[str, dict[str, 
     return Plan(tuple(embed), tuple(reuse), tuple(update), tuple(delete))
 
 
+def tightened(chunk: Chunk, stored_meta: dict[str, Any]) -> Chunk | None:
+    """The stored chunk's record with only the groups both access lists share, or None when nothing narrows.
+
+    For a chunk whose text changed: the old text may not become readable by a
+    group the new access list adds (that waits for the new text), but must
+    stop being readable at once by every group it drops.
+    """
+    old = chunk_from_record(chunk.id, "", stored_meta)
+    keep = tuple(g for g in old.access if g in chunk.access)
+    return None if keep == old.access else replace(old, access=keep)
+
+
 def sync_index(
     corpus: Corpus,
     store: ChromaStore,
@@ -104,8 +128,12 @@ def sync_index(
     *,
     full: bool = False,
     progress: Callable[[int], Progress] | None = None,
+    on_access: Callable[[IndexReport], None] | None = None,
 ) -> IndexReport:
-    """Make the index equal the corpus (except pages that failed to parse, which keep their old chunks)."""
+    """Make the index equal the corpus (except pages that failed to parse, which keep their old chunks).
+
+    `on_access` is called once deletions and access changes are live, before any embedding.
+    """
     started = time.perf_counter()
     report = IndexReport(full_rebuild=full)
     current = store.manifest()
@@ -120,18 +148,39 @@ def sync_index(
     kept = {cid for cid, (_, meta) in previous.items() if meta.get("source") in failed_sources}
     report.pages_failed = len(failed_sources)
     report.failures = [str(failure) for failure in corpus.failures]
-
-    writer = store.open_for_write(manifest, fresh=full)
-    existing = {} if writer.is_fresh else previous
     chunks = corpus.chunks()
-    carry = kept - {chunk.id for chunk in chunks}
-    if writer.is_fresh and carry:  # a fresh collection must carry the failed pages' chunks over, re-embedded
-        chunks = chunks + store.chunks(ids=sorted(carry))
-    plan = plan_sync(chunks, existing, kept)
-    _count_pages(report, corpus, chunks, previous, failed_sources, plan)
+
+    # 1. Access first, on the live index: deletions, metadata of unchanged text, tightening of changed text.
+    live_plan = plan_sync(chunks, previous, kept)
+    if live_plan.embed and not full and embedder.dimension != dimension:  # refuse before writing anything
+        _check_vectors([[0.0] * embedder.dimension], 1, manifest)
+    reused_vectors: list[list[float]] = []
+    applied = bool(previous) and current is not None and (current.embedder, current.dimension) == (embedder.id, dimension)
+    if applied:
+        assert current is not None
+        if not full and live_plan.reuse:  # their vectors sit under ids about to be deleted
+            reused_vectors = store.vectors([cid for _, cid in live_plan.reuse])
+        _apply_access(store.open_for_write(current), live_plan, previous, report)
+    report.access_seconds = round(time.perf_counter() - started, 3)
+    if on_access:
+        on_access(report)
+
+    # 2. Then the slow part: embed (into the live collection, or a fresh one for a full rebuild).
+    writer = store.open_for_write(manifest, fresh=full)
+    if writer.is_fresh:
+        carry = kept - {chunk.id for chunk in chunks}
+        if carry:  # a fresh collection must carry the failed pages' chunks over, re-embedded
+            chunks = chunks + store.chunks(ids=sorted(carry))
+        plan = plan_sync(chunks, {}, kept)
+    elif applied:
+        plan = Plan(live_plan.embed, live_plan.reuse, (), ())  # updates and deletions are already live
+    else:
+        plan = live_plan
+    _count_pages(report, corpus, chunks, previous, failed_sources, live_plan if previous else plan)
 
     if plan.reuse:
-        writer.upsert([chunk for chunk, _ in plan.reuse], store.vectors([cid for _, cid in plan.reuse]))
+        vectors = reused_vectors if reused_vectors else store.vectors([cid for _, cid in plan.reuse])
+        writer.upsert([chunk for chunk, _ in plan.reuse], vectors)
         report.chunks_reused = len(plan.reuse)
 
     tick = progress(len(plan.embed)) if progress and plan.embed else None
@@ -147,13 +196,24 @@ def sync_index(
     report.embed_seconds = round(time.perf_counter() - embed_started, 3)
 
     writer.update_metadata(plan.update)
-    report.chunks_updated = len(plan.update)
+    report.chunks_updated += len(plan.update)
     writer.delete(plan.delete)
-    report.chunks_deleted = len(plan.delete)
+    report.chunks_deleted += len(plan.delete)
     writer.commit()
     report.chunks_total = store.count()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, tuple[str, dict[str, Any]]], report: IndexReport) -> None:
+    """Make deletions and access changes live before anything is embedded, and say so to readers."""
+    narrowed = [n for n in (tightened(c, previous[c.id][1]) for c in plan.embed if c.id in previous) if n is not None]
+    live.update_metadata(list(plan.update) + narrowed)
+    live.delete(plan.delete)
+    live.mark_changed()
+    report.chunks_updated = len(plan.update)
+    report.chunks_tightened = len(narrowed)
+    report.chunks_deleted = len(plan.delete)
 
 
 def _stored(store: ChromaStore) -> dict[str, tuple[str, dict[str, Any]]]:

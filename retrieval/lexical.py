@@ -5,11 +5,12 @@ from only the chunks that set may read (the store's own ACL filter), so a
 restricted chunk is never scored for, nor counted in the term statistics of,
 a viewer who may not read it.
 
-Freshness: each cached index remembers the store fingerprint it was built
-from. The chunk count is compared on every query (cheap); the full
-fingerprint (every chunk id and content hash) at most every `recheck_seconds`,
-so an edit that keeps the count is picked up within that window. `refresh()`
-drops every cached index at once (what an in-process ingest should call).
+Freshness: each cached index remembers the store state it was built from:
+the chunk count and, when the store has one, its generation (which every
+ingest changes at its access step and at its commit, so a page made public
+again is searchable at once, not after a recheck). Both are compared on
+every query (cheap); the full fingerprint (every chunk id and content hash)
+at most every `recheck_seconds`. `refresh()` drops every cached index at once.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ class LexicalSearcher:
         self.store = store
         self.recheck_seconds = recheck_seconds
         self.max_indexes = max_indexes
-        self._cache: OrderedDict[frozenset[str], tuple[int, float, LexicalIndex]] = OrderedDict()
+        self._cache: OrderedDict[frozenset[str], tuple[str, float, LexicalIndex]] = OrderedDict()
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
@@ -151,12 +152,14 @@ class LexicalSearcher:
         if not key:
             raise ValueError("a lexical search needs at least one reader group")
         count = self.store.count()
+        generation = getattr(self.store, "generation", None)
+        state = f"{count}/{generation() if generation else ''}"
         now = time.monotonic()
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None:
-            built_count, checked_at, index = cached
-            if built_count == count and now - checked_at < self.recheck_seconds:
+            built_state, checked_at, index = cached
+            if built_state == state and now - checked_at < self.recheck_seconds:
                 return index
         chunks = self.store.chunks(groups=sorted(key)) if count else []
         fingerprint = chunk_fingerprint(chunks)
@@ -165,7 +168,7 @@ class LexicalSearcher:
         else:
             index = LexicalIndex.build(chunks, fingerprint)
         with self._lock:
-            self._cache[key] = (count, now, index)
+            self._cache[key] = (state, now, index)
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_indexes:
                 self._cache.popitem(last=False)

@@ -1,8 +1,17 @@
-"""One ingest at a time: a second run waits or exits with a clear message, never interleaves writes."""
+"""One writer: one ingest at a time, and one process that owns the index while a server runs.
+
+`index_lock` serialises builds: a second run waits or exits with a clear
+message, never interleaves writes. `owner_lock` is held by a running server
+for its whole life: embedded Chroma cannot be shared between processes (a
+second writer's new ids are invisible to the server's in-memory index, and
+every answer then fails with "Error finding id"), so a CLI that finds the
+owner lock taken hands its run to the server instead of writing itself.
+Both are OS file locks, released when their process dies, even by kill -9.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -10,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from .errors import IndexBusyError
 
-__all__ = ["IndexBusyError", "index_lock"]
+__all__ = ["IndexBusyError", "index_lock", "owner_lock"]
 
 
 @contextmanager
@@ -26,5 +35,25 @@ def index_lock(data_dir: Path, *, wait: bool = False) -> Iterator[None]:
         ) from exc
     try:
         yield
+    finally:
+        lock.release()
+
+
+@contextmanager
+def owner_lock(data_dir: Path, *, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
+    """Hold `DATA_DIR/server.lock`; yields False (holding nothing) when `wait` is off and another process owns it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(data_dir / "server.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if not wait:
+            yield False
+            return
+        if on_wait:
+            on_wait()
+        lock.acquire(timeout=-1)
+    try:
+        yield True
     finally:
         lock.release()

@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ingest.documents import Chunk, SourceSpan
+from ingest.documents import GROUP_RULE, Chunk, SourceSpan, is_group_name
 
-from .errors import IndexMismatchError, StoreUnavailableError
+from .errors import IndexMismatchError, QueryError, StoreUnavailableError
 
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
@@ -70,14 +70,26 @@ class VectorStore(Protocol):
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]: ...
 
 
+MAX_GROUPS = 64  # Chroma's filter depth: ~1,000 `$or` clauses fail, ~10,000 crash its native code
+
+
 def acl_key(group: str) -> str:
-    """The metadata key marking a chunk readable by `group`."""
-    return _ACL_PREFIX + re.sub(r"[^A-Za-z0-9_-]", "_", group)
+    """The metadata key marking a chunk readable by `group`: the name itself, so distinct names never share a key.
+
+    Only names in the group alphabet have a key; anything else is an error
+    rather than an escaped form that could meet another name's key.
+    """
+    if not is_group_name(group):
+        raise ValueError(f"group name {group!r} is not allowed: use {GROUP_RULE}")
+    return _ACL_PREFIX + group
 
 
 def acl_filter(groups: Iterable[str]) -> dict[str, Any]:
     """A Chroma `where` that admits only chunks one of `groups` may read."""
-    clauses = [{acl_key(g): True} for g in sorted(set(groups))]
+    names = sorted(set(groups))
+    if len(names) > MAX_GROUPS:
+        raise QueryError(f"a reader may be in at most {MAX_GROUPS} groups, got {len(names)}")
+    clauses = [{acl_key(g): True} for g in names]
     if not clauses:
         raise ValueError("a query needs at least one reader group")
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
@@ -133,6 +145,7 @@ class ChromaStore:
         self._collection: Any = None
         self._collection_name: str | None = None
         self._live_checked = 0.0  # monotonic time the pointer was last read for a query
+        self._generation = ""  # changes whenever a writer changes the live index (see generation())
 
     # -- connection -------------------------------------------------------
 
@@ -219,6 +232,7 @@ class ChromaStore:
         if pointer is None:
             return None
         name = (pointer.metadata or {}).get("collection")
+        self._generation = str((pointer.metadata or {}).get("generation", ""))
         if self._collection is None or self._collection_name != name:
             if name not in self.collections():
                 raise IndexMismatchError(
@@ -228,6 +242,24 @@ class ChromaStore:
             self._collection = self._call("open collection", self._connect().get_collection, name, embedding_function=None)
             self._collection_name = name
         return self._collection
+
+    def generation(self) -> str:
+        """A token that changes whenever the live index changes (a commit, or an ingest's access step).
+
+        Writers in this process are seen at once; writers in another process
+        (a CLI against a Chroma server) within POINTER_TTL. Caches built from
+        the index (BM25, the docs the viewer serves) compare it to go stale.
+        """
+        self._live()
+        return f"{self._collection_name}:{self._generation}"
+
+    def _bump(self) -> None:
+        pointer = self._pointer()
+        if pointer is None:
+            return
+        generation = uuid.uuid4().hex[:12]
+        self._call("mark pointer", pointer.modify, metadata=dict(pointer.metadata or {}) | {"generation": generation})
+        self._generation = generation
 
     def open_for_write(self, manifest: Manifest, *, fresh: bool = False) -> StoreWriter:
         """A writer into the live collection, or into a new one when `fresh` (a full rebuild).
@@ -261,12 +293,14 @@ class ChromaStore:
             "format": manifest.format,
             "content_root": manifest.content_root,
             "site": manifest.site,
+            "generation": uuid.uuid4().hex[:12],
         }
         if old is None:
             self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta, embedding_function=None)
         else:
             self._call("move pointer", old.modify, metadata=meta)
         self._collection = None
+        self._generation = str(meta["generation"])
         if old_name and old_name != collection_name and old_name in self.collections():
             self._call("drop old collection", client.delete_collection, old_name)
         self._drop_orphans(keep=collection_name)
@@ -289,35 +323,49 @@ class ChromaStore:
 
     # -- reads --------------------------------------------------------------
 
-    def count(self) -> int:
-        live = self._live()
-        return 0 if live is None else int(self._call("count", live.count))
+    def _read(self, what: str, op: Any) -> Any:
+        """Run `op(live collection)`; once more on a fresh handle when a full rebuild switched collections meanwhile."""
+        for attempt in (1, 2):
+            live = self._live()
+            if live is None:
+                return None
+            try:
+                return self._call(what, op, live)
+            except Exception as exc:
+                if attempt == 2 or "does not exist" not in f"{exc} {exc.__cause__}".lower():
+                    raise
+                self._collection, self._live_checked = None, 0.0
+        return None
+
+    def count(self, groups: Iterable[str] | None = None) -> int:
+        """How many chunks the index holds (or, given reader groups, how many of them those groups may read)."""
+        if groups is None:
+            return int(self._read("count", lambda live: live.count()) or 0)
+        where = acl_filter(groups)
+        found = self._read("count readable", lambda live: live.get(where=where, include=[]))
+        return 0 if found is None else len(found["ids"])
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         """The k nearest chunks that `groups` may read, with cosine similarity."""
-        live = self._live()
-        if live is None or k <= 0:
+        if k <= 0:
             return []
-        result = self._call(
-            "query",
-            live.query,
-            query_embeddings=[list(vector)],
-            n_results=k,
-            where=acl_filter(groups),
-            include=["documents", "metadatas", "distances"],
-        )
+        where = acl_filter(groups)
+        result = self._read("query", lambda live: live.query(
+            query_embeddings=[list(vector)], n_results=k, where=where, include=["documents", "metadatas", "distances"]))
+        if result is None:
+            return []
         ids, docs = result["ids"][0], result["documents"][0]
         metas, distances = result["metadatas"][0], result["distances"][0]
-        return [
+        readers = frozenset(groups)
+        hits = [
             (chunk_from_record(i, d, m), 1.0 - float(dist))
             for i, d, m, dist in zip(ids, docs, metas, distances, strict=True)
+            if _whole(d, m)
         ]
+        return [(c, s) for c, s in hits if c.readable_by(readers)]  # the stored access list must agree with the key
 
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
-        live = self._live()
-        if live is None:
-            return []
         kwargs: dict[str, Any] = {"include": ["documents", "metadatas"]}
         if groups is not None:
             kwargs["where"] = acl_filter(groups)
@@ -325,26 +373,32 @@ class ChromaStore:
             if not ids:
                 return []
             kwargs["ids"] = list(ids)
-        result = self._call("get", live.get, **kwargs)
-        chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
+        result = self._read("get", lambda live: live.get(**kwargs))
+        if result is None:
+            return []
+        chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)
+                  if _whole(d, m)]
+        if groups is not None:
+            readers = frozenset(groups)
+            chunks = [c for c in chunks if c.readable_by(readers)]
         return sorted(chunks, key=lambda c: c.id)
 
     def vectors(self, ids: Sequence[str]) -> list[list[float]]:
         """Stored vectors of the given chunk ids, in the order asked (lets a moved chunk skip re-embedding)."""
-        live = self._live()
-        if live is None or not ids:
+        if not ids:
             return []
-        result = self._call("get", live.get, ids=list(ids), include=["embeddings"])
+        result = self._read("get", lambda live: live.get(ids=list(ids), include=["embeddings"]))
+        if result is None:
+            return []
         by_id = {i: [float(x) for x in v] for i, v in zip(result["ids"], result["embeddings"], strict=True)}
         return [by_id[i] for i in ids]
 
     def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Every stored chunk id → (content hash, metadata); what an incremental build diffs against."""
-        live = self._live()
-        if live is None:
+        result = self._read("get", lambda live: live.get(include=["metadatas"]))
+        if result is None:
             return {}
-        result = self._call("get", live.get, include=["metadatas"])
-        return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True)}
+        return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if _whole("", m)}
 
 
 class StoreWriter:
@@ -415,6 +469,19 @@ class StoreWriter:
         """Record the manifest; for a fresh collection, switch the live pointer to it."""
         self._store._activate(self._collection.name, self._manifest)
         self._switch = False
+
+    def mark_changed(self) -> None:
+        """Tell readers (in this process and others) that the live index changed: a new generation."""
+        if not self._switch:
+            self._store._bump()
+
+
+def _whole(document: Any, meta: Any) -> bool:
+    """False for a record read while a writer deletes it: a Chroma server can return its id with no metadata.
+
+    Such a record has no access keys to check, so it is never served (and never counted as stored).
+    """
+    return document is not None and isinstance(meta, dict) and "doc_id" in meta and "hash" in meta
 
 
 def _is_connection_error(exc: Exception) -> bool:

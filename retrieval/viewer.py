@@ -20,8 +20,12 @@ class Viewer:
 
     @classmethod
     def of(cls, groups: Iterable[str]) -> Viewer:
-        """A viewer in the given groups (blank names ignored), always including `public`."""
-        return cls(frozenset({PUBLIC, *(g.strip() for g in groups if g and g.strip())}))
+        """A viewer in the given groups (blank names ignored), always including `public`.
+
+        Only ASCII blanks are trimmed: `str.strip()` would also eat U+00A0 or
+        U+0085 and turn `staff\xa0` into `staff`.
+        """
+        return cls(frozenset({PUBLIC, *(g.strip(" \t") for g in groups if g and g.strip(" \t"))}))
 
     def may_read(self, access: Iterable[str]) -> bool:
         """True when any group of the chunk's access list is one of the viewer's."""

@@ -56,8 +56,8 @@ class MemoryStore:
         vectors = self.embedder.embed([c.embedding_text for c in chunks]) if chunks else []
         self.items.extend(zip(chunks, vectors))
 
-    def count(self) -> int:
-        return len(self.items)
+    def count(self, groups: Iterable[str] | None = None) -> int:
+        return len(self.items) if groups is None else len(self.chunks(groups=groups))
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         allowed = set(groups)

@@ -1,5 +1,11 @@
 """`python -m web [--ingest]` — serve the app with uvicorn on HOST:PORT (default 127.0.0.1:8000).
 
+The server owns the index while it runs (`DATA_DIR/server.lock`) and is its
+only writer: `python -m ingest index` (`make ingest`) hands its run to the
+server through `DATA_DIR/ingest.sock`, and the server applies it in-process
+— access changes and deletions first, then embedding with the model it has
+loaded — so visitors keep getting answers while authors publish.
+
 With `--ingest`, the content folder is synced into the index first, in the
 same process, so the embedding model is imported once for both (`make serve`).
 """
@@ -13,6 +19,8 @@ import sys
 import uvicorn
 
 from ingest.settings import Settings
+from retrieval.handoff import IngestListener
+from retrieval.lock import owner_lock
 
 from .app import create_app
 
@@ -27,18 +35,23 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
     services = app.state.services
-    embedder = services.answerer.retriever.embedder
-    if args.ingest:
-        from ingest.corpus import load_corpus
-        from retrieval.indexer import sync_index
-        from retrieval.lock import index_lock
 
-        with index_lock(settings.data_dir, wait=True):
-            report = sync_index(load_corpus(settings.content_dir), services.store, embedder)
-        log.info("ingest: %s", report.summary().replace("\n", " | "))
-    embedder.embed(["warm up"])  # load the model before the first visitor arrives
-    log.info("index holds %d chunks; serving on http://%s:%d", services.store.count(), settings.host, settings.port)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    def waiting() -> None:
+        log.info("waiting for the ingest or server that holds %s to finish", settings.data_dir / "server.lock")
+
+    with owner_lock(settings.data_dir, on_wait=waiting):
+        listener = IngestListener(settings.data_dir, services.run_handed_off).start()
+        try:
+            embedder = services.answerer.retriever.embedder
+            if args.ingest:
+                report = services.ingest()
+                log.info("ingest: %s", report.summary().replace("\n", " | "))
+            embedder.embed(["warm up"])  # load the model before the first visitor arrives
+            log.info("index holds %d chunks; serving on http://%s:%d; `make ingest` hands its runs to this server (%s)",
+                     services.store.count(), settings.host, settings.port, listener.path)
+            uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+        finally:
+            listener.close()
     return 0
 
 

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import threading
-import time
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -32,107 +29,35 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
-from ingest.corpus import Corpus, content_files, load_corpus
-from ingest.site import SITE_FILE
-from ingest.documents import PUBLIC, Chunk
+from ingest.corpus import Corpus
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 from retrieval.viewer import Viewer
 
 from . import render
-from .audit_view import attempts
+from .audit_view import attempts, needs_lookup, readable_handles, redact
 from .docsearch import search_docs
+from .identity import IdentityError, read_viewer
+from .limits import InputLimits
+from .security import SecurityHeaders, content_security_policy, frame_ancestors
+from .services import Services
 from .questions import QuestionError, read_question
 from .stream import sse
-from .thread import TurnCache
 
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
-MAX_SUGGESTIONS = 4
-_QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
 UNAVAILABLE = "The docs index is unavailable right now. Please try again in a moment."
 
 
-class Services:
-    """Lazily built, process-wide components; building the answerer loads the model once."""
-
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
-        self.settings = settings
-        self._answerer = answerer
-        self._store = store
-        self._corpus = corpus
-        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows it
-        self._corpus_seen: tuple[int, int, int] | None = None
-        self._corpus_checked = 0.0
-        self._chunks: list[Chunk] | None = None
-        self._lock = threading.Lock()
-        self.turns = TurnCache()
-
-    @property
-    def answerer(self) -> Answerer:
-        with self._lock:
-            if self._answerer is None:
-                from answer.services import build_answerer
-
-                self._answerer = build_answerer(self.settings, store=self.store)
-            return self._answerer
-
-    @property
-    def store(self) -> Any:
-        if self._store is None:
-            from retrieval.services import open_store
-
-            self._store = open_store(self.settings)
-        return self._store
-
-    @property
-    def corpus(self) -> Corpus:
-        """The content as it is on disk now (re-read at most every CORPUS_TTL seconds when files change).
-
-        The docs viewer and docs search must follow a re-ingest: a page an author just made
-        restricted must stop being served publicly without restarting the server.
-        """
-        if self._reload_corpus and time.monotonic() - self._corpus_checked >= CORPUS_TTL:
-            self._corpus_checked = time.monotonic()
-            seen = _content_fingerprint(self.settings.content_dir)
-            if seen != self._corpus_seen:
-                self._corpus, self._chunks, self._corpus_seen = load_corpus(self.settings.content_dir), None, seen
-        assert self._corpus is not None
-        return self._corpus
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        corpus = self.corpus  # may reload, which drops the cached chunks
-        if self._chunks is None:
-            self._chunks = corpus.chunks()
-        return self._chunks
-
-    @property
-    def audit(self) -> Any:
-        return getattr(self.answerer, "audit", None)
-
-    def suggestions(self) -> list[str]:
-        """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
-        found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
-                 if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
-        return found[:MAX_SUGGESTIONS]
-
-
-CORPUS_TTL = 2.0
-
-
-def _content_fingerprint(root: Path) -> tuple[int, int, int]:
-    """(files, newest mtime, total size) of the content folder: cheap, and changes with any edit."""
-    stats = [p.stat() for p in content_files(root)] + ([(root / SITE_FILE).stat()] if (root / SITE_FILE).exists() else [])
-    return len(stats), max((s.st_mtime_ns for s in stats), default=0), sum(s.st_size for s in stats)
-
-
 def viewer_for(request: Request) -> Viewer:
-    """The viewer's groups from the trusted identity header, or anonymous when none is configured."""
+    """The viewer's groups from the trusted identity header, or anonymous when none is configured.
+
+    Raises IdentityError (a 400) for a header that is repeated, not ASCII, or names a group outside the alphabet.
+    """
     header = request.app.state.services.settings.identity_header
     if not header:
         return Viewer.anonymous()
-    return Viewer.of(request.headers.get(header, "").split(","))
+    return read_viewer(header, request.scope.get("headers") or [])
 
 
 def create_app(
@@ -231,7 +156,8 @@ def create_app(
         return JSONResponse(answer.to_dict())
 
     async def healthz(request: Request) -> Response:
-        chunks = await asyncio.to_thread(services.store.count)
+        groups = sorted(viewer_for(request).groups)  # the count of what this caller may read, never the total
+        chunks = await asyncio.to_thread(lambda: services.store.count(groups=groups))
         return JSONResponse({"status": "ok", "chunks": chunks})
 
     async def docs(request: Request) -> Response:
@@ -253,13 +179,31 @@ def create_app(
         if settings.staff_group not in viewer_for(request).groups:
             raise HTTPException(403, "the audit view is for support staff")
 
+    def readable(record: dict[str, Any], groups: frozenset[str]) -> set[str]:
+        ids = needs_lookup(record, groups)
+        live = {c.id: c.hash for c in services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
+        return readable_handles(record, groups, live)
+
+    def listable(rows: list[dict[str, Any]], groups: frozenset[str], limit: int) -> list[dict[str, Any]]:
+        """Rows of answers whose every retrieved source the reader may read (the others are not listed)."""
+        out = []
+        for row in rows:
+            record = services.audit.get(row["id"])
+            if record is not None and len(readable(record, groups)) == len(record.get("retrieved") or []):
+                out.append(row)
+            if len(out) == limit:
+                break
+        return out
+
     async def answers(request: Request) -> Response:
         require_staff(request)
+        groups = viewer_for(request).groups
         text = " ".join(str(request.query_params.get("q", "")).split())[:200]
         state = request.query_params.get("state", "")
         state = state if state in ("answered", "refused", "unverified") else ""
         audit = services.audit
-        rows = await asyncio.to_thread(audit.search, text, state, 100) if audit else []
+        rows = await asyncio.to_thread(audit.search, text, state, 500) if audit else []
+        rows = await asyncio.to_thread(listable, rows, groups, 100)
         rows = [r | {"when": _when(r["created"])} for r in rows]
         return templates.TemplateResponse(request, "audit_search.html", base(request) | {
             "rows": rows, "text": text, "state": state})
@@ -272,7 +216,11 @@ def create_app(
             raise HTTPException(404, "no such answer")
         from answer.services import changed_sources
 
-        record["changed_since"] = await asyncio.to_thread(changed_sources, services.store, record)
+        handles = await asyncio.to_thread(readable, record, viewer_for(request).groups)
+        changed = await asyncio.to_thread(changed_sources, services.store, record)
+        record = redact(record, handles)
+        shown = {c["chunk_id"] for claim in record.get("claims", []) for c in claim["citations"]}
+        record["changed_since"] = {cid: state for cid, state in changed.items() if cid in shown}
         return templates.TemplateResponse(request, "audit.html", base(request) | {
             "record": record, "attempts": attempts(record), "created": _when(record.get("created", 0))})
 
@@ -289,33 +237,17 @@ def create_app(
         Route("/answers/{answer_id}", answer_view),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], exception_handlers={
+    def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
+        return content_security_policy(frame_ancestors(settings.frame_ancestors, services.corpus.site.base_url))
+
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)],
+                    exception_handlers={
         StoreUnavailableError: _unavailable, IndexMismatchError: _unavailable, QueryError: _bad_question,
+        IdentityError: _bad_request(templates),
         HTTPException: _http_error(templates), Exception: _internal_error,
     })
     app.state.services = services
     return app
-
-
-class SecurityHeaders:
-    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer."""
-
-    HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + self.HEADERS
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def settings_base(base_url: str) -> str:
@@ -348,6 +280,14 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith("/api/") or request.url.path == "/healthz":
         return JSONResponse({"error": UNAVAILABLE}, status_code=503)
     return HTMLResponse(f'<div class="error" role="alert">{UNAVAILABLE}</div>', status_code=503)
+
+
+def _bad_request(templates: Jinja2Templates):  # type: ignore[no-untyped-def]
+    async def handler(request: Request, exc: Exception) -> Response:
+        if request.url.path.startswith("/api/") or request.url.path == "/healthz":
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return templates.TemplateResponse(request, "_error.html", {"message": str(exc), "full": True}, status_code=400)
+    return handler
 
 
 async def _bad_question(request: Request, exc: Exception) -> Response:

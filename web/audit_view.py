@@ -62,3 +62,91 @@ def attempts(record: dict[str, Any]) -> list[Attempt]:
 def _claim_number(problem: str) -> int | None:
     match = _CLAIM_NO.match(problem)
     return int(match.group(1)) if match else None
+
+
+# -- what a staff reader may see of an answer given to someone else ------------------------------------
+
+RESTRICTED = "restricted source"
+WITHHELD = "withheld: this attempt saw sources your groups may not read"
+
+
+def readable_handles(record: dict[str, Any], groups: frozenset[str], live: dict[str, str]) -> set[str]:
+    """Handles of the record's retrieved chunks the reader may read.
+
+    An answer given to a subset of the reader's groups could only retrieve what
+    the reader may read. Otherwise a chunk counts as readable only when the
+    live index still holds it, readable by the reader, with the hash the
+    answer saw (`live`: id → hash of what the reader may read now); anything
+    else is unknown, and unknown is restricted.
+    """
+    retrieved = record.get("retrieved") or []
+    if set(record.get("viewer_groups") or ()) <= groups:
+        return {r["handle"] for r in retrieved}
+    return {r["handle"] for r in retrieved if live.get(r.get("id", "")) == r.get("hash")}
+
+
+def needs_lookup(record: dict[str, Any], groups: frozenset[str]) -> list[str]:
+    """Chunk ids whose live access decides what the reader sees ([] when the asker's groups are the reader's)."""
+    if set(record.get("viewer_groups") or ()) <= groups:
+        return []
+    return [r["id"] for r in record.get("retrieved") or [] if r.get("id")]
+
+
+def redact(record: dict[str, Any], readable: set[str]) -> dict[str, Any]:
+    """The record with everything drawn from unreadable sources replaced by a placeholder, same shape.
+
+    Retrieved chunks and citations the reader may not read lose id, title, URL
+    and text. A generator that saw such a chunk may have put its words
+    anywhere, so when one was retrieved, only shown claims whose every
+    citation is readable keep their text, proposed quotes are kept only when
+    they are verbatim in a readable chunk, and raw output, findings, feedback
+    and unverified text are withheld.
+    """
+    retrieved = record.get("retrieved") or []
+    if all(r["handle"] in readable for r in retrieved):
+        return record
+    texts = [r.get("text", "") for r in retrieved if r["handle"] in readable]
+    out = dict(record)
+    out["retrieved"] = [r if r["handle"] in readable else _restricted_chunk(r["handle"]) for r in retrieved]
+    claims = []
+    for claim in record.get("claims") or []:
+        if all(c.get("handle") in readable for c in claim.get("citations") or []):
+            claims.append(claim)
+        else:
+            claims.append(claim | {"text": RESTRICTED, "reasons": [], "citations": [
+                _restricted_citation(c) for c in claim.get("citations") or []]})
+    out["claims"] = claims
+    allowed = {c["text"] for c in claims if c["text"] != RESTRICTED}
+    out["drafts"] = [_redact_draft(d, readable, texts, allowed) for d in record.get("drafts") or []]
+    out["problems"] = [WITHHELD] if record.get("problems") else []  # findings quote the generator's text
+    out["hidden"] = [WITHHELD] if record.get("hidden") else []
+    return out
+
+
+def _restricted_chunk(handle: str) -> dict[str, Any]:
+    return {"handle": handle, "id": RESTRICTED, "title": RESTRICTED, "url": "", "heading_path": [],
+            "doc_version": "", "hash": "", "text": "Your groups may not read this source."}
+
+
+def _restricted_citation(citation: dict[str, Any]) -> dict[str, Any]:
+    return {"handle": citation.get("handle", ""), "chunk_id": RESTRICTED, "doc_version": "", "hash": "",
+            "quote": RESTRICTED, "title": RESTRICTED, "url": "", "heading_path": []}
+
+
+def _redact_draft(entry: dict[str, Any], readable: set[str], texts: list[str], allowed: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"feedback": [WITHHELD] if entry.get("feedback") else []}
+    if "error" in entry:
+        out["error"] = WITHHELD
+    if "problems" in entry:
+        out["problems"] = [WITHHELD] if entry["problems"] else []
+    draft = entry.get("draft")
+    if isinstance(draft, dict):
+        claims = []
+        for claim in draft.get("claims") or []:
+            quotes = [{"handle": q.get("handle", ""), "quote": q.get("quote", "")
+                       if q.get("handle") in readable and any(q.get("quote", "") in t for t in texts) else RESTRICTED}
+                      for q in claim.get("quotes") or []]
+            claims.append({"quotes": quotes, "claim": claim.get("claim", "") if claim.get("claim") in allowed else RESTRICTED})
+        out["draft"] = {"refused": draft.get("refused", False), "claims": claims}
+    return out
+

@@ -1,4 +1,4 @@
-"""`make bench` — ingest, re-ingest, query, scale, server load and a plain baseline, as JSON.
+"""`make bench` — ingest, re-ingest, query, scale, server load, publish-to-answerable and a baseline, as JSON.
 
 Benchmarks, not tests: nothing here asserts a time. Each figure is a median
 over several runs (latencies are reported as p50/p95 of their distribution).
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,baseline")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,publish,baseline")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
@@ -239,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
             report["baseline_comparison"] = bench_baseline(content, work, store, embedder, questions)
         if "server" not in skip:
             report["server"] = bench_server(work, site, args.requests, args.concurrency)
+        if "publish" not in skip:
+            from retrieval.models import provision_default_model
+
+            from .publish import bench_publish
+
+            report["publish"] = bench_publish(work, content, provision_default_model(Settings().models_dir))
         if "scale" not in skip:
             report["scale"] = bench_scale(sizes, work)
     report["total_seconds"] = round(time.perf_counter() - started, 1)

@@ -99,3 +99,25 @@ def test_keys_merely_near_access_are_fine():
 
     page = parse_text("---\ntitle: Billing address\naddress: x\naccessibility: AA\n---\n\nText here.\n", "x.mdx", SiteConfig())
     assert page.access == ("public",)
+
+
+@pytest.mark.parametrize(("access", "line"), [
+    ("[team.a]", 4), ("[staff, team.a]", 4), ("tëam", 4), ("[\"staff\\u00a0\"]", 4), ("[\"\\u0085staff\"]", 4),
+    ("[team a]", 4), ("[\"-leading\"]", 4), ("[\"" + "x" * 65 + "\"]", 4), ("\n  - staff\n  - ops/eu", 4),
+])
+def test_a_group_name_outside_the_alphabet_fails_the_page_at_its_line(access, line):
+    from ingest.errors import PageError
+    from ingest.parser import parse_text
+    from ingest.site import SiteConfig
+
+    text = f"---\ntitle: Secret\nversion: '2'\naccess: {access}\n---\n\n## Runbook\n\nCall the on-call lead.\n"
+    with pytest.raises(PageError, match=rf"^internal/x\.mdx:{line}: group name .* is not allowed: use ASCII letters"):
+        parse_text(text, "internal/x.mdx", SiteConfig())
+
+
+def test_group_names_in_the_alphabet_are_kept_exactly():
+    from ingest.parser import parse_text
+    from ingest.site import SiteConfig
+
+    page = parse_text("---\naccess: [team_a, team-a, Ops2]\n---\n\nText.\n", "x.mdx", SiteConfig())
+    assert page.access == ("Ops2", "team-a", "team_a")

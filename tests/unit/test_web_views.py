@@ -143,12 +143,11 @@ def test_audit_view_gives_the_reason_a_shown_claim_is_only_partial(tmp_path, cor
     assert "some claim terms not in the quotes: billing, portal" in html
 
 
-def test_docs_viewer_follows_an_author_restricting_a_page_without_a_restart(tmp_path, monkeypatch):
+def test_docs_viewer_follows_the_published_index_not_the_disk(tmp_path):
     import shutil
 
-    import web.app as web_app
+    from ingest.corpus import load_corpus
 
-    monkeypatch.setattr(web_app, "CORPUS_TTL", 0.0)
     site = tmp_path / "content"
     site.mkdir()
     shutil.copy(CONTENT / "site.toml", site / "site.toml")
@@ -157,9 +156,12 @@ def test_docs_viewer_follows_an_author_restricting_a_page_without_a_restart(tmp_
     embedder = HashEmbedder()
     store = MemoryStore(embedder, [REFUNDS])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator())
-    client = TestClient(create_app(Settings(content_dir=site, data_dir=tmp_path), answerer=answerer, store=store))
+    app = create_app(Settings(content_dir=site, data_dir=tmp_path), answerer=answerer, store=store)
+    client = TestClient(app)
     assert client.get("/docs/plans").status_code == 200
     assert "249 dollars" in client.get("/docs/search", params={"q": "growth plan"}).text
     page.write_text("---\ntitle: Plans\naccess: [staff]\n---\n\n## Prices\n\nThe Growth plan costs 249 dollars!\n", encoding="utf-8")
+    assert client.get("/docs/plans").status_code == 200  # an edit on disk is not published until an ingest applies it
+    app.state.services.publish(load_corpus(site))  # what an ingest does at its access step
     assert client.get("/docs/plans").status_code == 404
     assert "249 dollars" not in client.get("/docs/search", params={"q": "growth plan"}).text

@@ -43,6 +43,12 @@
     }
   });
 
+  // The composer clears after a successful ask (here, not in an hx-on attribute: the CSP allows no eval).
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var form = e.detail && e.detail.elt;
+    if (form && form.id === "ask" && e.detail.successful) form.reset();
+  });
+
   // A new turn scrolls into view when it arrives.
   document.addEventListener("htmx:afterSwap", function (e) {
     if (e.detail && e.detail.target && e.detail.target.id === "thread") {

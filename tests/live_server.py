@@ -1,0 +1,116 @@
+"""The real thing, as an author runs it: `python -m web` in one process, `make ingest` in another.
+
+Used by the live re-ingest test and by `make bench` (publish-to-answerable).
+Each server gets its own content folder and DATA_DIR (with the provisioned
+model linked in, so nothing is downloaded); `CHROMA_URL` selects server mode.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+HEADER = "X-Groups"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def environment(site: Path, data: Path, *, chroma_url: str = "", port: int = 0) -> dict[str, str]:
+    """The environment an author's shell would have: this checkout first on the path, offline model."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LLM_MODEL", "CHROMA_URL", "PYTEST_CURRENT_TEST")}
+    env |= {"PYTHONPATH": str(REPO), "DATA_DIR": str(data), "CONTENT_DIR": str(site), "HOST": "127.0.0.1",
+            "PORT": str(port or free_port()), "IDENTITY_HEADER": HEADER, "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    if chroma_url:
+        env["CHROMA_URL"] = chroma_url
+    return env
+
+
+def link_models(data: Path, model_dir: Path) -> None:
+    """DATA_DIR/models → the provisioned models folder (the Makefile's model target then has nothing to do)."""
+    data.mkdir(parents=True, exist_ok=True)
+    if not (data / "models").exists():
+        (data / "models").symlink_to(model_dir.parent, target_is_directory=True)
+
+
+@contextmanager
+def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0) -> Iterator[str]:
+    """`python -m web --ingest` until the block ends; yields its base URL once /healthz answers."""
+    url = f"http://127.0.0.1:{env['PORT']}"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "web", "--ingest"], env=env, cwd=log.parent,
+                                   stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + startup
+            while True:
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"python -m web did not start (exit {process.poll()}); see {log}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@dataclass
+class IngestRun:
+    """One `make ingest`: when it started, printed its access line, and returned; what it printed."""
+
+    started: float
+    returned: float = 0.0
+    access_at: float | None = None
+    returncode: int | None = None
+    lines: list[str] = field(default_factory=list)
+    process: subprocess.Popen | None = None
+
+    def wait(self, timeout: float = 300.0) -> IngestRun:
+        assert self.process is not None
+        self.returncode = self.process.wait(timeout=timeout)
+        self.returned = time.monotonic()
+        self._reader.join(timeout=10)
+        return self
+
+    def start_reader(self) -> None:
+        def read() -> None:
+            assert self.process is not None and self.process.stdout is not None
+            for raw in self.process.stdout:
+                line = raw.decode(errors="replace").rstrip()
+                self.lines.append(line)
+                if line.startswith("access step live") and self.access_at is None:
+                    self.access_at = time.monotonic()
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+
+
+def make_ingest(env: dict[str, str], *variables: str) -> IngestRun:
+    """Start `make ingest [VAR=value…]` (the authors' command) in another process; `.wait()` for it."""
+    run = IngestRun(started=time.monotonic())
+    run.process = subprocess.Popen(["make", "-s", "-C", str(REPO), "ingest", *variables], env=env, start_new_session=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # own group: kill -9 reaches the CLI
+    run.start_reader()
+    return run

@@ -1,0 +1,75 @@
+"""Handing an ingest to the running server: the socket protocol, the owner lock, and the web-side checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval.handoff import HandoffError, IngestListener, IngestRequest, hand_off, socket_path
+from retrieval.lock import owner_lock
+from web.security import content_security_policy, frame_ancestors
+
+
+def test_a_handed_off_run_streams_its_events_and_a_failure_never_stops_the_listener(tmp_path):
+    calls = []
+
+    def run(request, emit):  # noqa: ANN001, ANN202
+        calls.append(request)
+        if request.full:
+            raise RuntimeError("embedding died")
+        emit({"event": "access", "report": {"chunks_deleted": 1}})
+        return {"pages_added": 1}
+
+    listener = IngestListener(tmp_path, run).start()
+    try:
+        events = list(hand_off(tmp_path, IngestRequest(content_dir="/site")))
+        assert [e["event"] for e in events] == ["started", "access", "done"] and events[-1]["report"] == {"pages_added": 1}
+        failed = list(hand_off(tmp_path, IngestRequest(full=True)))
+        assert failed[-1] == {"event": "error", "message": "embedding died", "kind": "RuntimeError"}
+        assert list(hand_off(tmp_path, IngestRequest()))[-1]["event"] == "done"  # still listening
+        assert calls[0] == IngestRequest(content_dir="/site")
+        assert oct(listener.path.stat().st_mode & 0o777) == "0o600"  # only the index's owner may ask for a build
+    finally:
+        listener.close()
+    assert not listener.path.exists()
+
+
+def test_nobody_listening_is_a_clear_error(tmp_path):
+    with pytest.raises(HandoffError, match="does not answer"):
+        list(hand_off(tmp_path, IngestRequest(), connect_timeout=0.2))
+
+
+def test_a_data_dir_too_deep_for_a_socket_path_gets_a_short_one(tmp_path):
+    deep = tmp_path / ("d" * 120)
+    assert len(str(socket_path(deep))) < 108 and socket_path(deep) == socket_path(deep)
+    assert socket_path(tmp_path) == tmp_path.resolve() / "ingest.sock"
+
+
+def test_the_owner_lock_tells_a_cli_that_a_server_owns_the_index(tmp_path):
+    with owner_lock(tmp_path) as server:
+        assert server is True
+        with owner_lock(tmp_path, wait=False) as cli:
+            assert cli is False
+    with owner_lock(tmp_path, wait=False) as cli:
+        assert cli is True
+
+
+def test_frame_ancestors_allow_the_docs_site_and_configured_origins_only():
+    assert frame_ancestors("", "/docs") == ["'self'"]
+    assert frame_ancestors("https://help.example.com", "https://docs.example.com/guide") == [
+        "'self'", "https://docs.example.com", "https://help.example.com"]
+    policy = content_security_policy(["'self'", "https://docs.example.com"])
+    assert "frame-ancestors 'self' https://docs.example.com" in policy and "'unsafe-eval'" not in policy
+
+
+def test_a_handed_off_run_for_another_content_folder_is_refused(tmp_path):
+    from ingest.settings import Settings
+    from web.services import Services
+
+    services = Services(Settings(content_dir=tmp_path / "site", data_dir=tmp_path), None, None)
+    with pytest.raises(HandoffError, match="serves CONTENT_DIR"):
+        services.run_handed_off(IngestRequest(content_dir=str(tmp_path / "other")), lambda e: None)
+    with pytest.raises(HandoffError, match="CHROMA_URL"):
+        services.run_handed_off(IngestRequest(content_dir=str(tmp_path / "site"), chroma_url="http://x:1"), lambda e: None)
+    assert Path(tmp_path / "site").exists() is False  # nothing was created or read

@@ -1,0 +1,173 @@
+"""The web app's process-wide components, and the server's role as the index's only writer.
+
+`Services` builds the answerer and store lazily (the model loads once), keeps
+the content the index publishes for the docs viewer and docs search, and
+runs ingests in-process: at startup (`make serve`) and when `make ingest`
+hands its run over (`retrieval.handoff`). Publishing happens at an ingest's
+access step, so the viewer and the chat change access at the same moment.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from answer.pipeline import Answerer
+from ingest.corpus import Corpus, load_corpus
+from ingest.documents import PUBLIC, Chunk
+from ingest.errors import IngestError
+from ingest.settings import Settings
+from retrieval.errors import IndexMismatchError, StoreUnavailableError
+from retrieval.handoff import HandoffError, IngestRequest
+from retrieval.indexer import IndexReport
+
+from .thread import TurnCache
+
+log = logging.getLogger(__name__)
+MAX_SUGGESTIONS = 4
+_QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
+CORPUS_TTL = 1.0
+
+
+class Services:
+    """Lazily built, process-wide components; building the answerer loads the model once."""
+
+    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
+        self.settings = settings
+        self._answerer = answerer
+        self._store = store
+        self._corpus = corpus
+        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
+        self._corpus_generation: str | None = None
+        self._corpus_checked = 0.0
+        self._chunks: list[Chunk] | None = None
+        self._lock = threading.Lock()
+        self.turns = TurnCache()
+
+    @property
+    def answerer(self) -> Answerer:
+        with self._lock:
+            if self._answerer is None:
+                from answer.services import build_answerer
+
+                self._answerer = build_answerer(self.settings, store=self.store)
+            return self._answerer
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            from retrieval.services import open_store
+
+            self._store = open_store(self.settings)
+        return self._store
+
+    @property
+    def corpus(self) -> Corpus:
+        """The content as the index publishes it: what the docs viewer, docs search and version list serve.
+
+        The viewer follows the index, not the disk, so it and the chat agree:
+        an edit on disk is published by an ingest, at the moment that ingest
+        applies its access changes (`publish`, for the runs this server makes).
+        When another process changes the index (a CLI against a Chroma server
+        this server does not own), the store's generation moves and the
+        content is re-read within CORPUS_TTL.
+        """
+        if self._reload_corpus:
+            if self._corpus is None:
+                self._corpus_generation = self._generation()
+                self._corpus = load_corpus(self.settings.content_dir)
+            elif time.monotonic() - self._corpus_checked >= CORPUS_TTL:
+                self._corpus_checked = time.monotonic()
+                generation = self._generation()
+                if generation is not None and generation != self._corpus_generation:
+                    try:
+                        corpus = load_corpus(self.settings.content_dir)
+                    except IngestError as exc:  # e.g. a broken site.toml: keep serving what was published
+                        log.error("content not re-read after an index change: %s", exc)
+                    else:
+                        self._corpus, self._chunks, self._corpus_generation = corpus, None, generation
+        assert self._corpus is not None
+        return self._corpus
+
+    def _generation(self) -> str | None:
+        # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
+        generation = getattr(self._store, "generation", None)
+        if generation is None:
+            return None
+        try:
+            return str(generation())
+        except (StoreUnavailableError, IndexMismatchError):
+            return self._corpus_generation  # keep serving what was published; answers report the outage
+
+    def publish(self, corpus: Corpus) -> None:
+        """Serve `corpus` in the docs viewer and search from now on (an in-process ingest made it live)."""
+        with self._lock:
+            self._corpus, self._chunks = corpus, None
+            self._corpus_generation = self._generation()
+            self._corpus_checked = time.monotonic()
+        lexical = getattr(getattr(self._answerer, "retriever", None), "lexical", None)
+        if lexical is not None:
+            lexical.refresh()
+
+    def ingest(self, *, full: bool = False, wait: bool = True, emit: Callable[[dict[str, Any]], None] | None = None) -> IndexReport:
+        """Sync the content folder into the index from this process, the index's only writer while it serves."""
+        from retrieval.indexer import sync_index
+        from retrieval.lock import index_lock
+
+        embedder = self.answerer.retriever.embedder
+        with index_lock(self.settings.data_dir, wait=wait):
+            corpus = load_corpus(self.settings.content_dir)
+
+            def access_applied(report: IndexReport) -> None:
+                self.publish(corpus)
+                if emit:
+                    emit({"event": "access", "report": report.as_dict()})
+
+            def progress(total: int) -> Callable[[int], None]:
+                done = 0
+
+                def tick(n: int) -> None:
+                    nonlocal done
+                    done += n
+                    if emit:
+                        emit({"event": "progress", "embedded": done, "total": total})
+                return tick
+
+            report = sync_index(corpus, self.store, embedder, full=full, on_access=access_applied, progress=progress)
+            self.publish(corpus)
+        return report
+
+    def run_handed_off(self, request: IngestRequest, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """An ingest a CLI handed over: only for the content folder and Chroma this server serves."""
+        wanted = Path(request.content_dir).resolve() if request.content_dir else self.settings.content_dir.resolve()
+        if wanted != self.settings.content_dir.resolve():
+            raise HandoffError(f"the running server serves CONTENT_DIR={self.settings.content_dir}, not {wanted}; "
+                               "ingest that folder, or stop the server first")
+        if request.chroma_url != self.settings.chroma_url:
+            raise HandoffError(f"the running server uses CHROMA_URL={self.settings.chroma_url or '(embedded)'}, "
+                               f"not {request.chroma_url or '(embedded)'}")
+        report = self.ingest(full=request.full, wait=request.wait, emit=emit)
+        log.info("ingest (handed off): %s", report.summary().replace("\n", " | "))
+        return report.as_dict()
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        corpus = self.corpus  # may reload, which drops the cached chunks
+        if self._chunks is None:
+            self._chunks = corpus.chunks()
+        return self._chunks
+
+    @property
+    def audit(self) -> Any:
+        return getattr(self.answerer, "audit", None)
+
+    def suggestions(self) -> list[str]:
+        """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
+        found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
+                 if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
+        return found[:MAX_SUGGESTIONS]
