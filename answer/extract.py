@@ -29,11 +29,14 @@ from dataclasses import dataclass, field
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
-from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, Question
+from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Question
 from .spans import ITEM, ROW, SENTENCE, table_header, units
 from .support import key_terms
 from .vocabulary import EMPTY, Vocabulary
 
+_POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
+                       r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
+_CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w-])\d")
 _NUMBER_WORD = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
                           re.IGNORECASE)
@@ -204,8 +207,8 @@ MAX_UNITS = 3
 def spans_of(hit: Hit, rank: int) -> list[Span]:
     """Candidate spans of one hit: one to three consecutive units of the same paragraph or list (a table row alone).
 
-    A sentence that introduces a list ("…in this order:") also starts spans that run into the list's first
-    items: the steps of a how-to, the order of a precedence rule.
+    A span never crosses a block, a list item or a table row: the docs page renders each as its own element,
+    and a quote must be highlightable where it stands.
     """
     chunk = hit.chunk
     context = section_context(hit)
@@ -213,10 +216,8 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     out: list[Span] = []
     for i, unit in enumerate(found):
         run = [unit]
-        for follower in found[i + 1 : i + MAX_UNITS] if unit.kind != ROW else ():
-            same = follower.block == run[-1].block and follower.kind == unit.kind
-            into_list = run[-1].text.endswith(":") and follower.kind == ITEM and follower.block == run[-1].block + 1
-            if not (same or into_list):
+        for follower in found[i + 1 : i + MAX_UNITS] if unit.kind == SENTENCE else ():  # items and rows stand alone
+            if follower.block != unit.block or follower.kind != unit.kind:
                 break
             run.append(follower)
         for size in range(1, len(run) + 1):
@@ -282,6 +283,8 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
     text = span.text
+    if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
+        return -1
     if question.kind == QUANTITY:
         return 1 if _states_quantity(text) else -1
     if question.kind == DEFAULT:
@@ -290,6 +293,10 @@ def type_fit(question: Question, span: Span) -> int:
         return 1 if span.kind == ITEM or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
     if question.kind == DEFINITION:
         return 1 if span.lead else 0
+    if question.kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
+        return 1 if _POLARITY.search(text) else 0
+    if question.kind == REASON:
+        return 1 if _CAUSE.search(text) else 0
     return 0
 
 

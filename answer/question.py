@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from .support import STOPWORDS, key_terms, stem
 
-QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, OPEN = "quantity", "default", "yes-no", "how-to", "definition", "open"
+QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, REASON, OPEN = (
+    "quantity", "default", "yes-no", "how-to", "definition", "reason", "open")
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
@@ -25,6 +26,7 @@ _DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b", re.IGN
 _HOWTO = re.compile(
     r"^\s*(how (do|can|should|would) (i|we|you|one)|how to|what (do|can|should) (i|we) do|what steps|"
     r"steps to|where do i|is there a way to)\b|\bwhat can we do\b|\bany idea\b", re.IGNORECASE)
+_REASON = re.compile(r"^\s*why\b|\bwhat (happened|went wrong|causes|caused)\b|\bwhat am i doing wrong\b", re.IGNORECASE)
 _YESNO = re.compile(
     r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
 _DEFINITION = re.compile(r"^\s*what(?:'s| is| are| does)\b.*\b(mean|means|stand for)\b|^\s*what(?:'s| is| are) (an? |the )?\S+\s*\??$",
@@ -60,12 +62,14 @@ class Question:
         return self.kind == QUANTITY
 
 
+_INTERROGATIVE = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
 _CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
 
 
 def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
     """Classify a question; `ignore` holds terms too common on the site to say anything (its product name)."""
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
+    plain = _INTERROGATIVE.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
     terms = frozenset(key_terms(plain))
     focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in STOPWORDS)
     idents = frozenset(
@@ -78,14 +82,24 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
 
 
 def _kind(text: str) -> str:
-    if _DEFAULT.search(text):
+    asked = asked_sentence(text)
+    if _DEFAULT.search(asked):
         return DEFAULT
-    if _QUANTITY.search(text):
+    if _QUANTITY.search(asked):
         return QUANTITY
-    if _HOWTO.search(text):
+    if _HOWTO.search(asked):
         return HOWTO
-    if _DEFINITION.search(text):
+    if _REASON.search(asked):
+        return REASON
+    if _DEFINITION.search(asked):
         return DEFINITION
-    if _YESNO.search(text):
+    if _YESNO.search(asked):
         return YESNO
     return OPEN
+
+
+def asked_sentence(text: str) -> str:
+    """The sentence that asks: "We're on EU VAT. Will you add VAT?" asks its second sentence."""
+    sentences = [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s]
+    questions = [s for s in sentences if s.endswith("?")]
+    return questions[-1] if questions else text

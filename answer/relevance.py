@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from retrieval.search import Hit, RetrievalSet
 
-from .extract import AnswerExtractor, Scored, type_fit
+from .extract import AnswerExtractor, Scored, coverage, type_fit
 from .question import Question, analyze
 from .support import key_terms
 from .verify import DIRECT, SUPPORTING, Claim
@@ -52,6 +52,7 @@ class AnswerGate:
     support_within: float = 0.35  # a supporting span scores within this of the direct answer
     support_floor: float = 0.65  # and at least this
     max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
+    quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
 
     def direct(self, question: Question, scored: Scored, hit: Hit, hits: Sequence[Hit], vocabulary: Vocabulary) -> Verdict:
         """Does this span answer the question on its own?"""
@@ -64,6 +65,8 @@ class AnswerGate:
             reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
         if question.wants_number and type_fit(question, scored.span) < 0:
             reasons.append("the question asks for a quantity and the quote states none")
+        elif question.wants_number and coverage(question, scored.span, vocabulary) < self.quantity_focus:
+            reasons.append("the quote states a quantity of something else than the question asks about")
         if scored.score < self.floor:
             reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {self.floor})")
         return Verdict(not reasons, scored.score, tuple(reasons))
@@ -76,6 +79,8 @@ class AnswerGate:
             reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
         if scored.score < max(self.support_floor, best - self.support_within):
             reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
+        elif not names_focus(question, scored.span.text):
+            reasons.append("the quote itself names nothing the question asks about")
         return Verdict(not reasons, scored.score, tuple(reasons))
 
 
@@ -101,6 +106,15 @@ def unnamed_in(question: Question, hit: Hit, vocabulary: Vocabulary) -> list[str
     """
     text = _section_text(hit).lower()
     return [n for n in names(question.text) if n.lower() not in text and vocabulary.share(n.lower()) == 0]
+
+
+def names_focus(question: Question, text: str) -> bool:
+    """True when the text itself (not only its headings) uses a focus term or identifier of the question.
+
+    "Free | 10 | 20" under a rate-limit header supports nothing for a question about the Growth plan.
+    """
+    lowered = text.lower()
+    return bool(question.focus & key_terms(text)) or any(i in lowered for i in question.identifiers)
 
 
 def _camel(word: str) -> bool:

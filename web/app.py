@@ -112,6 +112,7 @@ def create_app(
                 question = read_question(request.query_params.get("question"))
                 answerer = await asyncio.to_thread(lambda: services.answerer)
                 rset, number, claims = None, 0, 0
+                numbers = render.ChipNumbers()  # the turn's chip labels, in reading order across its claim events
                 version = read_version(request.query_params.get("version"), services.corpus)
                 async for event in iterate_in_threadpool(answerer.events(question, viewer_for(request), version=version)):
                     number += 1
@@ -120,7 +121,7 @@ def create_app(
                         yield sse("retrieved", fragment("_looked_at.html", looked=render.looked_at(rset)), number)
                     elif event.kind == "claim" and rset is not None:
                         claims += 1
-                        claim = render.claim_view(event.claim, rset, context["site"], tid, claims)
+                        claim = render.claim_view(event.claim, rset, context["site"], tid, claims, numbers)
                         if claim is not None:
                             yield sse("claim", fragment("_claim.html", claim=claim), number)
                     elif event.kind == "done":

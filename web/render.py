@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -163,29 +162,6 @@ class ChipNumbers:
             return self._numbers.setdefault(chunk_id, len(self._numbers) + 1)
 
 
-_STREAMS: OrderedDict[tuple[str, str], ChipNumbers] = OrderedDict()
-_STREAMS_LOCK = threading.Lock()
-MAX_STREAMS = 512
-
-
-def stream_numbers(tid: str, rset: RetrievalSet) -> ChipNumbers:
-    """The numbering of one streamed turn, shared by its claim events.
-
-    The stream renders one claim at a time and passes no state between them, so
-    a claim citing the chunk of an earlier claim must find that chunk's number
-    here. Keyed by turn and retrieval set (unique per request); `turn_view`
-    drops the entry when the finished turn replaces the streamed one, and the
-    oldest entries go when streams are abandoned.
-    """
-    key = (tid, rset.id)
-    with _STREAMS_LOCK:
-        numbers = _STREAMS.pop(key, None) or ChipNumbers()
-        _STREAMS[key] = numbers
-        while len(_STREAMS) > MAX_STREAMS:
-            _STREAMS.popitem(last=False)
-        return numbers
-
-
 def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str, number: int = 1) -> Cite | None:
     """A chip and its card, or None when the citation does not resolve against this turn's retrieval set."""
     hit = resolve(rset, citation)
@@ -203,13 +179,12 @@ def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id:
 
 
 def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int,
-               numbers: ChipNumbers | None = None) -> ClaimView | None:
+               numbers: ChipNumbers) -> ClaimView | None:
     """One verified claim, or None when none of its citations resolves (a claim is never shown without one).
 
-    `number` (1-based, in answer order) keeps card ids stable between stream and page;
-    `numbers` labels the chips (without it, the streamed turn's shared numbering is used).
+    `number` (1-based, in answer order) keeps card ids stable between stream and page; `numbers` labels the
+    chips, one numbering per turn, shared by its claims and its side panel.
     """
-    numbers = numbers if numbers is not None else stream_numbers(tid, rset)
     cites: list[Cite] = []
     for i, c in enumerate(claim.citations, start=1):
         if resolve(rset, c) is None:
@@ -301,9 +276,6 @@ def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> 
     rset = answer.retrieval
     state = display_state(answer, policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
-    if rset is not None:
-        with _STREAMS_LOCK:
-            _STREAMS.pop((tid, rset.id), None)  # the streamed turn (if any) is done
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
     return TurnView(

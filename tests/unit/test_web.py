@@ -259,11 +259,11 @@ def test_a_citation_that_does_not_resolve_in_this_turns_retrieval_set_is_never_r
     wrong_chunk = replace(good, chunk_id="doc:billing/taxes#vat")  # handle resolves to another chunk
     wrong_span = replace(good, quote="Refunds are paid in gold bars.")
     site = SiteConfig()
-    assert render.claim_view(Claim("x", "supported", (good,)), rset, site, "t", 1) is not None
+    assert render.claim_view(Claim("x", "supported", (good,)), rset, site, "t", 1, render.ChipNumbers()) is not None
     for bad in (phantom, wrong_chunk, wrong_span):
         assert render.cite_view(rset, bad, site, "card") is None
-        assert render.claim_view(Claim("x", "supported", (bad,)), rset, site, "t", 1) is None
-    mixed = render.claim_view(Claim("x", "supported", (good, phantom)), rset, site, "t", 1)
+        assert render.claim_view(Claim("x", "supported", (bad,)), rset, site, "t", 1, render.ChipNumbers()) is None
+    mixed = render.claim_view(Claim("x", "supported", (good, phantom)), rset, site, "t", 1, render.ChipNumbers())
     assert [c.handle for c in mixed.cites] == ["c1"]
 
 
