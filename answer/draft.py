@@ -66,6 +66,7 @@ class Draft:
     claims: tuple[DraftClaim, ...]
     raw: str = field(default="", compare=False)  # the generator's output as received, for the audit
     shown: tuple[str, ...] | None = None  # handles the generator was shown; None = the whole retrieval set
+    reasons: tuple[str, ...] = field(default=(), compare=False)  # why it refused, when the generator can say
 
     def to_dict(self) -> dict[str, Any]:
         return {

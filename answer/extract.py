@@ -38,7 +38,7 @@ _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|al
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
 _CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w-])\d")
-_NUMBER_WORD = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
+_NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
                           re.IGNORECASE)
 _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
                          r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"

@@ -49,7 +49,7 @@ class ExtractiveGenerator:
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         chosen, reasons = self.judge.pick(self.judge.question(question), rset, max_spans=self.max_claims)
         if not chosen:
-            return Draft(refused=True, claims=(), raw="; ".join(reasons))
+            return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons)
         claims = tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text) for s in chosen)
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
         return Draft(refused=False, claims=claims, raw=raw)

@@ -188,6 +188,8 @@ class Answerer:
             degraded = True
         else:
             state, degraded = REFUSED, False
+            # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
+            off_topic += tuple(f"not an answer: {r}" for d in drafts[-1:] for r in d.get("reasons", []))
         answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded, unreachable=unreachable,
                               off_topic=off_topic)
         yield Event("done", answer=answer)
@@ -199,7 +201,8 @@ class Answerer:
         started = time.perf_counter()
         try:
             draft = self.generator.draft(rset.question, rset, feedback=feedback)
-            drafts.append({"raw": draft.raw, "draft": draft.to_dict(), "feedback": list(feedback)})
+            drafts.append({"raw": draft.raw, "draft": draft.to_dict(), "feedback": list(feedback)}
+                          | ({"reasons": list(draft.reasons)} if draft.reasons else {}))
         except (DraftFormatError, GeneratorError) as exc:
             drafts.append({"raw": getattr(exc, "raw", ""), "error": str(exc), "feedback": list(feedback)})
             timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)

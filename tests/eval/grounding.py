@@ -35,6 +35,8 @@ class Row:
     retrieved: list[str]
     gold: list[str]
     rank: int | None  # 1-based rank of the first gold chunk, None if not retrieved
+    direct_correct: bool | None = None  # the first (direct) claim alone carries the gold fact
+    quoted_chars: int = 0  # how much text the answer quotes: a long answer must not buy correctness
     claims: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -57,13 +59,16 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
         gold = list(q.get("gold") or [])
         rank = next((i for i, cid in enumerate(retrieved, start=1) if cid in gold), None)
         cited = [c.quote for claim in answer.claims for c in claim.citations]
-        correct = None
+        correct = direct = None
         if q.get("answerable"):
             correct = answer.state == "answered" and any(_overlap(q["answer_quote"], quote) for quote in cited)
+            direct = answer.state == "answered" and any(_overlap(q["answer_quote"], c.quote)
+                                                         for c in answer.claims[0].citations)
         rows.append(Row(
             id=q["id"], question=q["question"], kind=q.get("kind", ""), groups=list(q.get("groups") or []),
             answerable=bool(q.get("answerable")), state=answer.state, correct=correct, retrieved=retrieved,
-            gold=gold, rank=rank, timings=dict(answer.timings),
+            gold=gold, rank=rank, direct_correct=direct, quoted_chars=sum(len(quote) for quote in cited),
+            timings=dict(answer.timings),
             claims=[{"text": c.text, "status": c.status, "citations": [
                 {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
                 for c in answer.claims],
@@ -112,6 +117,8 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
         "refusal_accuracy": _share(sum(r.state != "answered" for r in unanswerable), len(unanswerable)),
         "answer_rate": _share(sum(r.state == "answered" for r in answerable), len(answerable)),
         "answer_correctness": _share(sum(bool(r.correct) for r in answerable), len(answerable)),
+        "direct_answer_correctness": _share(sum(bool(r.direct_correct) for r in answerable), len(answerable)),
+        "quoted_chars_per_answer_p50": _p([r.quoted_chars for r in rows if r.state == "answered"], 0.5),
         "phantom_rate": _share(phantoms, quotes_total),
         "anchor_validity": _share(sum(anchor_ok.get(u, False) for u in urls), len(urls)),
         "states": dict(Counter(r.state for r in rows)),

@@ -1,0 +1,135 @@
+"""Answer extraction and the answer gate, without a model: spans, question analysis, the gate's reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from answer.draft import Draft, DraftClaim, Quote
+from answer.extract import AnswerExtractor, spans_of, type_fit
+from answer.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
+from answer.relevance import AnswerGate, RelevanceJudge, names
+from answer.spans import ITEM, ROW, is_table_row, table_header, units
+from answer.verify import verify
+from answer.vocabulary import Vocabulary
+from retrieval.search import renumber
+from retrieval.viewer import Viewer
+from tests.fakes import make_chunk
+
+TABLE = "Plan | Requests per second | Burst capacity\nFree | 10 | 20\nGrowth | 200 | 400"
+
+
+def test_sentences_survive_abbreviations_versions_and_code_spans():
+    text = ("Some proxies need cache headers (e.g. `Cache-Control: no-store`) to pass. "
+            "Version 2.4 raised the limit. The `t. X` field is signed. `t` is set per attempt.")
+    assert [u.text for u in units(text)] == [
+        "Some proxies need cache headers (e.g. `Cache-Control: no-store`) to pass.",
+        "Version 2.4 raised the limit.", "The `t. X` field is signed.", "`t` is set per attempt."]
+
+
+def test_a_table_header_is_context_never_a_unit():
+    found = units(TABLE)
+    assert [(u.kind, u.text) for u in found] == [(ROW, "Free | 10 | 20"), (ROW, "Growth | 200 | 400")]
+    assert all(u.header == "Plan | Requests per second | Burst capacity" for u in found)
+    assert table_header(TABLE, TABLE.index("Growth")) == found[0].header and table_header(TABLE, 0) == ""
+    assert is_table_row(TABLE, "Free | 10 | 20") and not is_table_row(TABLE, "Free | 10")
+
+
+def test_list_items_and_code_blocks():
+    text = "Steps:\n\n- Install the CLI with `brew`.\n- Run `ferry login` in a shell.\n\n```sh\nferry login. Now\n```"
+    assert [(u.kind, u.text) for u in units(text)] == [
+        (ITEM, "Install the CLI with `brew`."), (ITEM, "Run `ferry login` in a shell.")]
+
+
+def test_spans_never_cross_an_item_or_a_row_but_join_sentences():
+    chunk = make_chunk("a/b", "c", "First sentence is here. Second one follows it. Third ends it.\n\n- Item one is long.\n- Item two is long.")
+    hit = renumber("q", Viewer.anonymous(), [(chunk, 1.0)]).hits[0]
+    spans = [s.text for s in spans_of(hit, 0)]
+    assert "First sentence is here. Second one follows it. Third ends it." in spans
+    assert not any("Item one" in s and "Item two" in s for s in spans)
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("How long are idempotency keys kept?", QUANTITY),
+    ("What request timeout do the SDKs use out of the box?", DEFAULT),
+    ("How do I forward webhooks to localhost?", HOWTO),
+    ("We have an EU VAT number. Will you add VAT to our invoices?", YESNO),
+    ("Why do I sometimes get the same webhook twice?", REASON),
+])
+def test_question_kinds_read_the_sentence_that_asks(question, kind):
+    assert analyze(question).kind == kind
+
+
+def test_the_interrogative_and_contractions_are_not_the_focus():
+    question = analyze("How many times does Ferrydeck retry a failed delivery? We're stuck.", ignore=frozenset({"ferrydeck"}))
+    assert "tim" not in question.focus and "re" not in question.focus and {"retry", "fail"} <= question.focus
+    assert analyze("The ferry command exited with status 3.").identifiers == {"3"}
+    assert analyze("Does --dry-run work in v1.9?").versions == {"1.9"}
+
+
+def test_names_are_proper_nouns_and_acronyms_not_sentence_starts():
+    assert names("Is there a Terraform provider? Does it use GraphQL or AWS SQS?") == ["Terraform", "GraphQL", "AWS", "SQS"]
+    assert names("Can I use it?") == []
+
+
+def test_a_quantity_question_wants_a_stated_quantity_and_a_question_never_answers():
+    question = analyze("How long are keys kept?")
+    hit = renumber("q", Viewer.anonymous(), [(make_chunk("k", "keys", "Keys are kept for 24 hours. Keys are kept safely. "
+                                                           "How long are keys kept?"), 1.0)]).hits[0]
+    fits = {s.text: type_fit(question, s) for s in spans_of(hit, 0)}
+    assert fits["Keys are kept for 24 hours."] == 1 and fits["Keys are kept safely."] == -1
+    assert fits["How long are keys kept?"] == -1
+
+
+def _judge(*texts: str) -> RelevanceJudge:
+    vocabulary = Vocabulary.from_texts(texts)
+    return RelevanceJudge(AnswerExtractor(vocabulary=lambda: vocabulary), AnswerGate(floor=0.5, support_floor=0.4))
+
+
+def _rset(question: str, *chunks):  # noqa: ANN002
+    return renumber(question, Viewer.anonymous(), [(c, 1.0) for c in chunks])
+
+
+def test_the_gate_refuses_a_thing_the_docs_never_mention_and_says_so():
+    sdk = make_chunk("sdk", "sdks", "Official SDKs exist for Python, Node and Go. Each SDK is a provider of retries.",
+                     title="SDKs", heading="Official SDKs")
+    judge = _judge(sdk.text)
+    question = judge.question("Is there a Terraform provider?")
+    chosen, reasons = judge.pick(question, _rset(question.text, sdk))
+    assert not chosen and any("never mentions Terraform" in r for r in reasons)
+
+
+def test_the_gate_keeps_the_direct_answer_first_and_drops_beside_the_point_support():
+    limits = make_chunk("api/rate-limits", "limits-per-plan", TABLE, title="Rate limits", heading="Limits per plan")
+    judge = _judge(limits.text)
+    question = judge.question("What is the rate limit on the Growth plan?")
+    chosen, _ = judge.pick(question, _rset(question.text, limits))
+    assert [s.span.text for s in chosen] == ["Growth | 200 | 400"]  # "Free | 10 | 20" names nothing asked about
+
+
+def test_verified_but_off_topic_claims_are_set_aside_with_reasons():
+    chunk = make_chunk("billing/refunds", "refund-policy", "Refunds are available within 14 days of the charge. "
+                       "Support answers email within one business day.", title="Refunds", heading="Refund policy")
+    judge = _judge(chunk.text)
+    rset = _rset("Within how many days are refunds available?", chunk)
+    draft = Draft(False, (DraftClaim((Quote("c1", "Support answers email within one business day."),), "Support answers email."),
+                          DraftClaim((Quote("c1", "Refunds are available within 14 days of the charge."),),
+                                     "Refunds are available within 14 days of the charge.")))
+    verification = verify(draft, rset, rset.viewer)
+    judged = judge.judge(rset.question, verification.shown, rset)
+    assert judged.answered and [c.role for c in judged.claims] == ["direct"]
+    assert "14 days" in judged.claims[0].citations[0].quote
+    assert judged.set_aside and "claim 1 does not answer the question" in judged.set_aside[0]
+
+
+def test_a_stray_backtick_never_starts_a_quote_and_a_whole_short_row_may_be_quoted():
+    chunk = make_chunk("api/sig", "tolerance", "Reject requests older than 300 seconds. `t` is set when each attempt is made.\n\n"
+                       "Plan | Rules\nFree | 3")
+    rset = _rset("q", chunk)
+    draft = Draft(False, (DraftClaim((Quote("c1", "t` is set when each attempt is made."),), "x"),
+                          DraftClaim((Quote("c1", "Free | 3"),), "Free | 3"),
+                          DraftClaim((Quote("c1", "Free |"),), "Free")))
+    checks = verify(draft, rset, rset.viewer)
+    quotes = [c.citations[0].quote for c in checks.claims]
+    assert quotes == ["`t` is set when each attempt is made.", "Free | 3"]
+    assert checks.claims[1].citations[0].table_header == "Plan | Rules"
+    assert [c.kind for c in checks.checks] == ["verified", "verified", "short"]
