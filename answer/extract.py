@@ -237,13 +237,12 @@ def section_context(hit: Hit) -> str:
 def quote_span(hit: Hit, rank: int, start: int, end: int) -> Span:
     """The span a quote at [start, end) of a hit is: its parts are the units it covers, like a candidate's."""
     chunk = hit.chunk
-    inside = [u for u in units(chunk.text) if u.end > start and u.start < end]
     found = units(chunk.text)
-    first = found[0] if found else None
+    inside = [u for u in found if u.end > start and u.start < end]
     header = table_header(chunk.text, start)
     parts = tuple(_embedding_text(u.text, u.header) for u in inside) or (_embedding_text(chunk.text[start:end], header),)
     kind = inside[0].kind if inside else (ROW if header else SENTENCE)
-    lead = bool(inside and first is not None and inside[0] == first)
+    lead = bool(inside) and inside[0] == found[0]
     return Span(hit.handle, rank, start, end, chunk.text[start:end], kind, header, section_context(hit),
                 chunk.doc_version, lead=lead, parts=parts)
 

@@ -76,6 +76,7 @@ class Answer:
                 {
                     "text": c.text,
                     "status": c.status,
+                    "role": c.role,
                     "stitched": c.stitched,
                     "reasons": list(c.reasons),
                     "citations": [asdict(cit) | {"heading_path": list(cit.heading_path)} for cit in c.citations],

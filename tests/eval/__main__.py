@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         same = sum(judge.check(p["claim"], p["quotes"]).status == DeterministicChecker().check(p["claim"], p["quotes"]).status
                    for p in pairs)
         judges["llm"]["agreement_with_deterministic"] = round(same / len(pairs), 3)
+    for name, margin in baseline_margin(results).items():  # gated like any metric: copying the top hit must not pay
+        results[name]["metrics"]["over_best_baseline"] = margin
     thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" else {}
     failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
     report = {"site": site.name, "retrieval_methods": methods, "generators": results, "calibration": judges,
