@@ -21,7 +21,7 @@ QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, REASON, OPEN = (
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
     r"limit|size|number|amount|percentage|price|cost|timeout|duration|length)|at (most|least)|up to|"
-    r"max(imum)?|min(imum)?|which port|what port|how quickly)\b", re.IGNORECASE)
+    r"max(imum)?|min(imum)?|which port|what port|how quickly|by when|until when|what deadline)\b", re.IGNORECASE)
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b", re.IGNORECASE)
 _HOWTO = re.compile(
     r"^\s*(how (do|can|should|would) (i|we|you|one)|how to|what (do|can|should) (i|we) do|what steps|"

@@ -54,6 +54,8 @@ ANSWERED = [
     ("How do I 🚀 Launch checklist?", "", "doc:index#-launch-checklist"),
     ("What's new in 2.4?", "", "doc:changelog/2-4#"),
     ("What is the API rate limit on the Growth plan?", "Growth | 200 | 400", "doc:api/rate-limits#limits-per-plan"),
+    # the table's header row ("Plan | Requests per second | Burst capacity") is context, never the answer
+    ("How many requests per second does the Starter plan allow?", "Starter | 50 | 100", "doc:api/rate-limits#limits-per-plan"),
 ]
 
 

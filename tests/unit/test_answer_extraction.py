@@ -50,6 +50,7 @@ def test_spans_never_cross_an_item_or_a_row_but_join_sentences():
 
 @pytest.mark.parametrize("question, kind", [
     ("How long are idempotency keys kept?", QUANTITY),
+    ("By when does a customer have to claim an SLA credit?", QUANTITY),  # a deadline is a stated time
     ("What request timeout do the SDKs use out of the box?", DEFAULT),
     ("How do I forward webhooks to localhost?", HOWTO),
     ("We have an EU VAT number. Will you add VAT to our invoices?", YESNO),
