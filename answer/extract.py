@@ -2,19 +2,20 @@
 
 A stage of its own, used by the offline generator to propose quotes and by the
 answer gate to judge any generator's quotes. Candidates are runs of whole
-units (`spans.py`): a sentence (with the sentence that continues it), a list
-item or a table row. Each is scored with named features, so the audit and the
-tests can say *why* a span won:
+units (`spans.py`): one to three sentences of a paragraph, a list item or a
+table row. Each is scored with named features, so the audit and the tests can
+say *why* a span won:
 
-- `meaning`: embedding similarity of the question and the span;
+- `meaning`: embedding similarity of the question and the span (the mean of its units' embeddings);
 - `section`: similarity of the question and the section's title and headings
   (a section whose heading asks the question answers it in its lead);
 - `terms`: how much of the question's focus the span and its headings cover;
 - `identifiers`: the code-like tokens the question names (`FD-4292`, `--dry-run`);
 - `type`: a quantity question wants a stated number, a default question the
   default, a how-to question the steps, a definition question the lead;
-- `rank` and `version`: retrieval order, and the current docs version over
-  older ones unless the question names a version.
+- `rank`, `length` and `version`: retrieval order, a small cost per extra
+  sentence, and the wanted docs version (named in the question, else browsed,
+  else the site's current one).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|
                          r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
                          r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
                          re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Span:
     """A candidate quote: one to three consecutive units of one retrieved chunk."""
@@ -107,8 +110,7 @@ class AnswerExtractor:
         self.cache_size = cache_size
 
     def candidates(self, rset: RetrievalSet) -> list[Span]:
-        readable = [h for h in rset.hits if rset.viewer.may_read(h.chunk.access)][: self.top_hits]
-        return [span for rank, hit in enumerate(readable) for span in spans_of(hit, rank)]
+        return [span for rank, hit in enumerate(readable_hits(rset)[: self.top_hits]) for span in spans_of(hit, rank)]
 
     def rank(self, question: Question, rset: RetrievalSet) -> list[Scored]:
         """Every candidate span, best first."""
@@ -120,7 +122,7 @@ class AnswerExtractor:
         This is the gate's view of any generator's citations: an LLM's quote and the extractor's own
         proposal of the same text get the same score.
         """
-        order = {h.handle: rank for rank, h in enumerate(h for h in rset.hits if rset.viewer.may_read(h.chunk.access))}
+        order = {h.handle: rank for rank, h in enumerate(readable_hits(rset))}
         spans = []
         for handle, start, end in quotes:
             hit = rset.get(handle)
@@ -144,15 +146,14 @@ class AnswerExtractor:
             return [_overlap(question, s.text) for s in spans], [_overlap(question, s.context) for s in spans]
         contexts = sorted({s.context for s in spans})
         parts = sorted({p for s in spans for p in s.parts})
-        q = self.embedder.embed([question.text])[0]
-        vectors = [q, *self._embed([*contexts, *parts])]
-        context_sim = {c: _cosine(q, v) for c, v in zip(contexts, vectors[1 : 1 + len(contexts)])}
-        part_vec = dict(zip(parts, vectors[1 + len(contexts):]))
-        meaning = [_cosine(q, _mean([part_vec[p] for p in s.parts])) for s in spans]
+        q, *vectors = self._embed([question.text, *contexts, *parts])  # the gate re-scores: the question is cached too
+        context_sim = {c: cosine(q, v) for c, v in zip(contexts, vectors[: len(contexts)])}
+        part_vec = dict(zip(parts, vectors[len(contexts):]))
+        meaning = [cosine(q, _mean([part_vec[p] for p in s.parts])) for s in spans]
         return meaning, [context_sim[s.context] for s in spans]
 
     def _embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
-        """Embeddings of section texts, cached: the same sections come back question after question."""
+        """Embeddings, cached by text: the same sections come back question after question."""
         assert self.embedder is not None
         with self._lock:
             known = {t: self._vectors[t] for t in texts if t in self._vectors}
@@ -177,7 +178,7 @@ class AnswerExtractor:
             "terms": round(w.terms * coverage(question, span, vocabulary), 4),
         }
         if question.identifiers:
-            named = sum(_names(i, span) for i in question.identifiers)
+            named = sum(_uses_identifier(i, span) for i in question.identifiers)
             features["identifiers"] = round(w.identifiers * named / len(question.identifiers), 4)
         fit = type_fit(question, span)
         if fit:
@@ -228,6 +229,11 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     return out
 
 
+def readable_hits(rset: RetrievalSet) -> list[Hit]:
+    """The hits this request's viewer may read, in rank order: the only ones a span may come from."""
+    return [h for h in rset.hits if rset.viewer.may_read(h.chunk.access)]
+
+
 def section_context(hit: Hit) -> str:
     """The page title and heading path a span sits under, as one line."""
     chunk = hit.chunk
@@ -264,7 +270,7 @@ def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
     return [sum(values) / len(vectors) for values in zip(*vectors)]
 
 
-def _names(identifier: str, span: Span) -> bool:
+def _uses_identifier(identifier: str, span: Span) -> bool:
     """True when the span or its headings use the identifier as a whole token (`3` is not in `30`)."""
     pattern = re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w-]|[.,]\d)")
     return bool(pattern.search(span.text.lower()) or pattern.search(span.context.lower()))
@@ -304,7 +310,7 @@ def _states_quantity(text: str) -> bool:
     return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0

@@ -40,9 +40,9 @@ ASKING = frozenset(stem(w) for w in """
     happen happens happened mean means meaning work works working way ways need needs want wants wanted know tell
     possible able allowed allow still ever anything something everything thing things kind sort type
     actually really exactly currently right wrong going make makes made take takes long many much
-    someone somebody anyone people person idea question help trying try tried instead also else
-    happen doing done doc docs documentation page section ok okay thanks hi hello wo ca sure even though
-    whole roughly become give giving kind like not try tri
+    someone somebody anyone people person idea question help trying try tried tri instead also else
+    doing done doc docs documentation page section ok okay thanks hi hello wo ca sure even though
+    whole roughly become give giving like not
 """.split())
 
 
@@ -51,7 +51,7 @@ class Question:
     """A question, analysed once per request."""
 
     text: str
-    kind: str  # quantity / default / yes-no / how-to / definition / open
+    kind: str  # quantity / default / yes-no / how-to / reason / definition / open
     terms: frozenset[str]  # every key term (stemmed)
     focus: frozenset[str]  # key terms that say what the question is about
     identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from retrieval.search import Hit, RetrievalSet
 
-from .extract import AnswerExtractor, Scored, coverage, type_fit
+from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .question import Question, analyze
 from .support import key_terms
 from .verify import DIRECT, SUPPORTING, Claim
@@ -54,13 +54,12 @@ class AnswerGate:
     max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
     quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
 
-    def direct(self, question: Question, scored: Scored, hit: Hit, hits: Sequence[Hit], vocabulary: Vocabulary) -> Verdict:
-        """Does this span answer the question on its own?"""
+    def direct(self, question: Question, scored: Scored, hit: Hit, absent: float, vocabulary: Vocabulary) -> Verdict:
+        """Does this span answer the question on its own? `absent` is `absent_share` of this retrieval set."""
         reasons: list[str] = []
         unnamed = unnamed_in(question, hit, vocabulary)
         if unnamed:
             reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
-        absent = absent_share(question, hits, vocabulary)
         if absent >= self.max_absent:
             reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
         if question.wants_number and type_fit(question, scored.span) < 0:
@@ -163,7 +162,7 @@ class RelevanceJudge:
 
     def question(self, text: str) -> Question:
         vocabulary = self.extractor.vocabulary()
-        return analyze(text, ignore=self.site_terms | vocabulary.common())
+        return analyze(text, ignore=self.site_terms | vocabulary.common)
 
     def pick(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> tuple[list[Scored], tuple[str, ...]]:
         """The extractor's best spans that pass the gate (direct answer first), or none and the reasons."""
@@ -171,11 +170,11 @@ class RelevanceJudge:
         if not ranked:
             return [], ("no retrieved section has a quotable sentence",)
         vocabulary = self.extractor.vocabulary()
-        hits = _readable(rset)
+        absent = absent_share(question, readable_hits(rset), vocabulary)
         direct = None
         first_reasons: tuple[str, ...] = ()
         for scored in ranked[:5]:  # the best few: a span failing only on a name may have a neighbour that passes
-            verdict = self.gate.direct(question, scored, rset.get(scored.span.handle), hits, vocabulary)  # type: ignore[arg-type]
+            verdict = self.gate.direct(question, scored, rset.get(scored.span.handle), absent, vocabulary)  # type: ignore[arg-type]
             if verdict.answers:
                 direct = scored
                 break
@@ -199,13 +198,15 @@ class RelevanceJudge:
             return Judgement((), False, ("no verified claim",))
         question = self.question(question_text)
         vocabulary = self.extractor.vocabulary()
-        hits = _readable(rset)
-        best: list[tuple[Scored, Hit]] = []
+        absent = absent_share(question, readable_hits(rset), vocabulary)
+        cited = [c for claim in claims for c in claim.citations]
+        scores = iter(self.extractor.score_quotes(question, rset, [(c.handle, c.start, c.end) for c in cited]))
+        best: list[tuple[Scored, Hit]] = []  # each claim stands on its best-scoring citation
         for claim in claims:
-            scored = self.extractor.score_quotes(question, rset, [(c.handle, c.start, c.end) for c in claim.citations])
-            top = max(range(len(scored)), key=lambda i: scored[i].score)
-            best.append((scored[top], rset.get(claim.citations[top].handle)))  # type: ignore[arg-type]
-        verdicts = [self.gate.direct(question, s, h, hits, vocabulary) for s, h in best]
+            scored = [(next(scores), c) for c in claim.citations]
+            top, citation = max(scored, key=lambda pair: pair[0].score)
+            best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
+        verdicts = [self.gate.direct(question, s, h, absent, vocabulary) for s, h in best]
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
@@ -223,10 +224,6 @@ class RelevanceJudge:
             else:
                 set_aside.append(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}")
         return Judgement(tuple(kept), True, (), tuple(set_aside))
-
-
-def _readable(rset: RetrievalSet) -> list[Hit]:
-    return [h for h in rset.hits if rset.viewer.may_read(h.chunk.access)]
 
 
 def _overlaps(a: Scored, b: Scored) -> bool:

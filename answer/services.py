@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ingest.settings import Settings
+from ingest.site import SiteConfig, load_site_config
+from retrieval.search import HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.store import ChromaStore
-
-from ingest.site import load_site_config
+from retrieval.viewer import Viewer
 
 from .audit import SQLiteAuditLog
 from .extract import AnswerExtractor
@@ -23,13 +24,17 @@ def open_audit(settings: Settings) -> SQLiteAuditLog:
     return SQLiteAuditLog(settings.audit_path)
 
 
-def build_judge(settings: Settings, store: Any, embedder: Any) -> RelevanceJudge:
-    """The answer gate for this site: term rarity from its public chunks, its current version, its own name."""
-    site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else None
-    vocabulary = LiveVocabulary(lambda: store.chunks(groups=["public"]), store.count)
-    extractor = AnswerExtractor(embedder, current_version=site.default_version if site else "",
-                                vocabulary=vocabulary.current)
-    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(site.name)) if site else frozenset())
+def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> RelevanceJudge:
+    """The answer gate for a site: term rarity from its public chunks, its current version, its own name."""
+    public = sorted(Viewer.anonymous().groups)
+
+    def public_chunks() -> tuple[str, Any]:  # the public BM25 index: fresh exactly when lexical search is
+        index = retriever.lexical.index_for(public)
+        return index.fingerprint, index.chunks
+
+    extractor = AnswerExtractor(embedder, current_version=site.default_version,
+                                vocabulary=LiveVocabulary(public_chunks).current)
+    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(site.name)))
 
 
 def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJudge | None = None) -> Generator:
@@ -48,7 +53,8 @@ def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> A
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    judge = build_judge(settings, store, embedder)
+    site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else SiteConfig()
+    judge = build_judge(site, retriever, embedder)
     return Answerer(
         retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=open_audit(settings),
         unverified_policy=settings.unverified_policy, judge=judge,

@@ -26,7 +26,6 @@ from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
 
-
 @dataclass(frozen=True)
 class Citation:
     """A verified quote: where it is, what it says, and which version of the source said it."""

@@ -5,11 +5,12 @@ sentence answers; "retry" or "Terraform" says a lot. Extraction weights a
 question's terms by rarity, and the answer gate notices a rare question term
 the retrieved sections never mention. The counts come from public chunks only,
 so restricted text never shapes anything a visitor sees; they are rebuilt when
-the index changes size.
+the public lexical index is.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import Counter
@@ -54,30 +55,30 @@ class Vocabulary:
             return 0.0
         return min(self.frequency.get(t, 0) for t in terms) / self.documents
 
-    def known(self, term: str) -> bool:
-        """True when any public chunk uses the term."""
-        return self.frequency.get(term, 0) > 0
-
-    def common(self, share: float = 0.3) -> frozenset[str]:
-        """Terms on more than `share` of all chunks: the site's own name and subject."""
-        return frozenset(t for t, n in self.frequency.items() if n > share * self.documents)
+    @functools.cached_property
+    def common(self) -> frozenset[str]:
+        """Terms on more than 30 % of all chunks: the site's own name and subject, never a question's focus."""
+        return frozenset(t for t, n in self.frequency.items() if n > 0.3 * self.documents)
 
 
 EMPTY = Vocabulary(0, {})
 
 
 class LiveVocabulary:
-    """A vocabulary that follows the index: rebuilt from `load()` when `size()` changes."""
+    """A vocabulary that follows a chunk listing: rebuilt only when `source()` reports a new fingerprint.
 
-    def __init__(self, load: Callable[[], Iterable[Chunk]], size: Callable[[], int]) -> None:
-        self._load = load
-        self._size = size
+    The listing is the public BM25 index (`public_vocabulary` in services), so the vocabulary goes stale
+    exactly when lexical search does, and costs no store read of its own.
+    """
+
+    def __init__(self, source: Callable[[], tuple[str, Iterable[Chunk]]]) -> None:
+        self._source = source
         self._lock = threading.Lock()
-        self._built: tuple[int, Vocabulary] | None = None
+        self._built: tuple[str, Vocabulary] | None = None
 
     def current(self) -> Vocabulary:
-        size = self._size()
+        fingerprint, chunks = self._source()
         with self._lock:
-            if self._built is None or self._built[0] != size:
-                self._built = (size, Vocabulary.from_chunks(self._load()))
+            if self._built is None or self._built[0] != fingerprint:
+                self._built = (fingerprint, Vocabulary.from_chunks(chunks))
             return self._built[1]

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.processes import free_port, supervised
 
 
 def chroma_binary() -> str | None:
     """The `chroma` CLI of this venv (next to the interpreter), else one on PATH."""
     beside = Path(sys.executable).with_name("chroma")
     return str(beside) if beside.exists() else shutil.which("chroma")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def heartbeat(url: str, timeout: float = 1.0) -> bool:
@@ -48,19 +42,9 @@ def chroma_server(path: Path, *, startup: float = 60.0) -> Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + startup
-        while not heartbeat(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"chroma server did not start on {url} (exit {process.poll()}); see {log.name}")
-            time.sleep(0.1)
-        yield url
+        with supervised(process, lambda: heartbeat(url), startup=startup, what=f"chroma server on {url} (see {log.name})"):
+            yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
         log.close()
 
 

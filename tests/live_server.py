@@ -8,7 +8,6 @@ model linked in, so nothing is downloaded); `CHROMA_URL` selects server mode.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -20,14 +19,10 @@ from pathlib import Path
 
 import httpx
 
+from tests.processes import free_port, supervised
+
 REPO = Path(__file__).resolve().parent.parent
 HEADER = "X-Groups"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def environment(site: Path, data: Path, *, chroma_url: str = "", port: int = 0) -> dict[str, str]:
@@ -55,25 +50,16 @@ def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0) -> Ite
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "web", "--ingest"], env=env, cwd=log.parent,
                                    stdout=out, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + startup
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"python -m web did not start (exit {process.poll()}); see {log}")
-                time.sleep(0.2)
+        with supervised(process, lambda: _healthy(url), startup=startup, what=f"python -m web (see {log})",
+                        stop_timeout=20, poll=0.2):
             yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,18 +17,14 @@ from typing import Any
 
 import httpx
 
+from tests.processes import free_port
+
 QUESTIONS = [
     "How long do I have to ask for a refund?", "What is the maximum payload size?",
     "How many times is a failed delivery retried?", "Which TLS versions does the API accept?",
     "How do I rotate an API key?", "What does error FD-4291 mean?", "Is there a free plan?",
     "What is the capital of France?",
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _rss_mb(pid: int) -> float:
@@ -60,7 +55,7 @@ async def _fire(base: str, requests: int, concurrency: int) -> tuple[list[float]
 
 
 def run_load(*, data_dir: Path, content_dir: Path, requests: int, concurrency: int) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     repo = Path(__file__).resolve().parents[2]
     model = repo / ".data" / "models" / "all-MiniLM-L6-v2"
     env = dict(os.environ, DATA_DIR=str(data_dir), CONTENT_DIR=str(content_dir), PORT=str(port), HOST="127.0.0.1",

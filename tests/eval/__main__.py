@@ -133,18 +133,6 @@ def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
     return corpus, store, embedder
 
 
-def build_judge(corpus: Any, store: Any, embedder: Any) -> Any:
-    """The answer gate exactly as `make serve` builds it, for this site."""
-    from answer.extract import AnswerExtractor
-    from answer.relevance import RelevanceJudge
-    from answer.support import key_terms
-    from answer.vocabulary import LiveVocabulary
-
-    vocabulary = LiveVocabulary(lambda: store.chunks(groups=["public"]), store.count)
-    extractor = AnswerExtractor(embedder, current_version=corpus.site.default_version, vocabulary=vocabulary.current)
-    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(corpus.site.name)))
-
-
 def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
     from ingest.settings import Settings
@@ -168,6 +156,7 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from answer.pipeline import Answerer
+    from answer.services import build_judge
     from answer.support import DeterministicChecker
     from ingest.settings import Settings
     from retrieval.services import open_retriever
@@ -180,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     corpus, store, embedder = build_index(settings.data_dir, site)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     questions = load_jsonl(site.questions)
-    judge = build_judge(corpus, store, embedder)
+    judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
     results: dict[str, Any] = {}
     for name, generator in generators(args.generator, embedder, judge).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose

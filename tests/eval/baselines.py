@@ -7,11 +7,11 @@ these beside the real generators so answer correctness is read against them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from answer.draft import Draft, DraftClaim, Quote
+from answer.extract import cosine
 from answer.spans import units
 from retrieval.search import RetrievalSet
 
@@ -50,11 +50,6 @@ class TopHitBestSentence:
         if not found:
             return Draft(refused=True, claims=())
         q, *vectors = self.embedder.embed([question, *found])
-        best = max(range(len(found)), key=lambda i: _cosine(q, vectors[i]))
+        best = max(range(len(found)), key=lambda i: cosine(q, vectors[i]))
         return _claim(handle, found[best])
 
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0

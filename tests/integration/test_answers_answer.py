@@ -18,6 +18,7 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from answer.services import build_judge
 from ingest.settings import Settings
+from ingest.site import load_site_config
 from retrieval.services import open_retriever
 from retrieval.viewer import Viewer
 from tests.conftest import CONTENT
@@ -32,13 +33,13 @@ def settings(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def judge(settings, content_index, real_embedder):
-    return build_judge(settings, content_index, real_embedder)
+def retriever(settings, content_index, real_embedder):
+    return open_retriever(settings, store=content_index, embedder=real_embedder)
 
 
 @pytest.fixture(scope="module")
-def retriever(settings, content_index, real_embedder):
-    return open_retriever(settings, store=content_index, embedder=real_embedder)
+def judge(retriever, real_embedder):
+    return build_judge(load_site_config(CONTENT), retriever, real_embedder)
 
 
 @pytest.fixture(scope="module")
