@@ -99,8 +99,10 @@ def request_messages(provider: str, question: str, docs: Sequence[Document], fee
             for d in docs
         ]
     elif provider == GEMINI:
-        # Gemini names a grounding chunk by uri or title; each document is introduced by its handle as its id.
-        parts = [{"type": "text", "text": f"Document id: {d.handle}\nTitle: {d.title}\n\n{d.text}"} for d in docs]
+        # Gemini names a grounding chunk by uri or title: a part introduces each document by its handle as its id,
+        # and the document's own part is the chunk text alone, so a part-level citation is verbatim chunk text.
+        parts = [part for d in docs for part in (
+            {"type": "text", "text": f"Document id: {d.handle}\nTitle: {d.title}"}, {"type": "text", "text": d.text})]
     else:
         raise ValueError(f"no native citations for provider {provider!r}; use LLM_CITATIONS=json")
     parts.append({"type": "text", "text": _instruction(question, feedback)})

@@ -94,8 +94,8 @@ class ScriptedProvider:
                 parts = [p for m in body.get("messages", []) for p in (m.get("content") or []) if isinstance(p, dict)]
                 found.append([p["source"]["data"] for p in parts if p.get("type") == "document"])
             else:
-                parts = [p for c in body.get("contents", []) for p in c.get("parts", [])]
-                found.append([p["text"] for p in parts if p.get("text", "").startswith("Document id:")])
+                texts = [p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", [])]
+                found.append([after for before, after in zip(texts, texts[1:]) if before.startswith("Document id:")])
         return found
 
     @property

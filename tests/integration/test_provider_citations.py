@@ -80,7 +80,7 @@ def test_correct_citations_are_verified_shown_and_audited_beside_the_verdict(pro
     assert answer.generator == f"{provider.wire}-citations:{MODELS[provider.wire]}"
     assert len(provider.requests) == 1
     # One document per chunk, in handle order, each the chunk's exact text.
-    assert provider.documents[0][0].endswith(REFUNDS.text) and len(provider.documents[0]) == 3
+    assert provider.documents[0] == [REFUNDS.text, LIMITS.text, RETRIES.text]
     assert "Refunds › Refund windows" in provider.prompts[0]
     [check] = audit.get(answer.id)["drafts"][0]["quotes"]
     assert (check["verified"], check["kind"], check["provider"]["document"]) == (True, "verified", "c1")
