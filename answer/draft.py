@@ -52,6 +52,8 @@ DRAFT_SCHEMA: dict[str, Any] = {
 class Quote:
     handle: str
     text: str
+    # A provider-native citation as received (with our range check), kept for the audit beside the verdict.
+    provider: dict[str, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

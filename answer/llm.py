@@ -109,21 +109,25 @@ class LiteLLMGenerator:
         return self._call(litellm, messages, structured=None)
 
     def _call(self, litellm: Any, messages: list[dict[str, str]], *, structured: dict[str, Any] | None) -> str:
+        extra: dict[str, Any] = {}
+        if structured:
+            extra["response_format"] = {"type": "json_schema", "json_schema": structured}
+        return _reply_text(self.respond(litellm, messages, **extra))
+
+    def respond(self, litellm: Any, messages: list[dict[str, Any]], **extra: Any) -> Any:
+        """The provider's whole response object, after bounded transport retries (other generators read its fields)."""
         kwargs: dict[str, Any] = {
             "model": self.model, "messages": messages, "timeout": self.timeout,
             "temperature": self.temperature, "max_retries": 0,  # retries are ours, bounded and logged
-        }
+        } | extra
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        if structured:
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": structured}
         attempt = 0
         while True:
             try:
-                response = litellm.completion(**kwargs)
-                break
+                return litellm.completion(**kwargs)
             except Exception as exc:  # noqa: BLE001 - every provider error is classified here, at the adapter edge
                 if is_transient(exc, litellm) and attempt < self.max_retries:
                     delay = min(MAX_BACKOFF_SECONDS, self.backoff * 2**attempt)
@@ -134,7 +138,6 @@ class LiteLLMGenerator:
                 raise GeneratorError(
                     f"model {self.model} failed after {attempt + 1} attempt(s): {type(exc).__name__}: {str(exc)[:200]}"
                 ) from exc
-        return _reply_text(response)
 
 
 def _reply_text(response: Any) -> str:

@@ -213,7 +213,10 @@ class Answerer:
         started = time.perf_counter()
         verification = verify(draft, rset, viewer, checker=self.checker)
         timings[f"verify_{len(drafts)}"] = round(time.perf_counter() - started, 4)
-        drafts[-1]["quotes"] = [asdict(check) for check in verification.checks]
+        # One check per proposed quote, in draft order: a provider's own citation is kept beside our verdict on it.
+        sources = [q.provider for c in draft.claims for q in c.quotes]
+        drafts[-1]["quotes"] = [asdict(check) | ({"provider": src} if src else {})
+                                for check, src in zip(verification.checks, sources, strict=True)]
         drafts[-1]["problems"] = list(verification.problems)
         return verification, False
 

@@ -38,14 +38,17 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
 
 
 def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJudge | None = None) -> Generator:
-    """The LLM generator when LLM_MODEL is set, else the offline extractive one."""
+    """The LLM generator when LLM_MODEL is set (native citations where the provider has them), else the extractive one."""
     if settings.llm_model:
         from .llm import LiteLLMGenerator
+        from .provider_citations import ProviderCitationGenerator, citation_provider
 
-        return LiteLLMGenerator(
+        client = LiteLLMGenerator(
             settings.llm_model, api_base=settings.llm_api_base or None,
             api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
         )
+        mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
+        return ProviderCitationGenerator(client) if mode == "provider" else client
     return ExtractiveGenerator(embedder, judge=judge)
 
 

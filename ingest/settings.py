@@ -27,6 +27,7 @@ class Settings:
     llm_api_base: str = ""
     llm_api_key: str = field(default="", repr=False)
     llm_timeout: float = 30.0
+    llm_citations: str = ""  # provider (Anthropic/Gemini native citations) or json (quote-first JSON); empty = by provider
     chroma_url: str = ""  # empty = embedded Chroma under data_dir
     staff_group: str = "staff"
     identity_header: str = ""  # e.g. X-Forwarded-Groups from a trusted proxy; empty = everyone anonymous
@@ -71,8 +72,12 @@ class Settings:
             raise ValueError(f"SUPPORT_JUDGE must be 'deterministic' or 'llm', got {judge!r}")
         if judge == "llm" and not env.get("LLM_MODEL", "").strip():
             raise ValueError("SUPPORT_JUDGE=llm needs LLM_MODEL to name the judging model")
+        citations = env.get("LLM_CITATIONS", "").strip().lower()
+        if citations not in ("", "provider", "json"):
+            raise ValueError(f"LLM_CITATIONS must be 'provider' or 'json' (unset: by the model's provider), got {citations!r}")
         return cls(
             support_judge=judge,
+            llm_citations=citations,
             content_dir=path("CONTENT_DIR", cls.content_dir),
             data_dir=path("DATA_DIR", cls.data_dir),
             host=env.get("HOST", "127.0.0.1").strip() or "127.0.0.1",
