@@ -35,8 +35,16 @@ def _print_problems(corpus: Corpus) -> None:
 def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     site = load_site_config(Path(args.content_dir or settings.content_dir))
     slugger = make_slugger(args.slugger or site.slugger)
-    for line in sys.stdin.read().splitlines():
-        print(slugger.slug(line))
+    # Split on "\n" only: str.splitlines() also splits on U+2028/U+2029, U+0085, \v, \f and
+    # U+001C-U+001E, which a heading may contain, and would shift every later duplicate number.
+    # Bytes in and out, so no newline translation or locale encoding gets in between; a trailing
+    # "\r" is a control character the slugger strips, and invalid UTF-8 reads as U+FFFD as in Node.
+    data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    lines = data.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
+    sys.stdout.buffer.write("".join(slugger.slug(line) + "\n" for line in lines).encode("utf-8"))
+    sys.stdout.flush()
     return 0
 
 
