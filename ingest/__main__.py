@@ -34,7 +34,7 @@ def _print_problems(corpus: Corpus) -> None:
 
 def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     site = load_site_config(Path(args.content_dir or settings.content_dir))
-    slugger = make_slugger(args.slugger or site.slugger)
+    slugger = make_slugger(args.slugger or site.slugger_name)
     # Split on "\n" only: str.splitlines() also splits on U+2028/U+2029, U+0085, \v, \f and
     # U+001C-U+001E, which a heading may contain, and would shift every later duplicate number.
     # Bytes in and out, so no newline translation or locale encoding gets in between; a trailing
@@ -43,7 +43,8 @@ def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     lines = data.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
-    sys.stdout.buffer.write("".join(slugger.slug(line) + "\n" for line in lines).encode("utf-8"))
+    text_of = site.rules.heading_text  # e.g. Docusaurus trims the heading text first
+    sys.stdout.buffer.write("".join(slugger.slug(text_of(line)) + "\n" for line in lines).encode("utf-8"))
     sys.stdout.flush()
     return 0
 

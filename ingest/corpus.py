@@ -75,19 +75,26 @@ def content_files(root: Path) -> list[Path]:
     return found
 
 
+def pages_folder(root: Path, site: SiteConfig) -> Path:
+    """Where the pages live: the preset's folder (Starlight's `src/content/docs`) when it exists, else `root`."""
+    subdir = site.rules.content_subdir
+    return root / subdir if subdir and (root / subdir).is_dir() else root
+
+
 def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
     """Parse every page under `root`; failures are collected, not raised."""
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"content folder not found: {root}")
     site = site or load_site_config(root)
+    pages_root = pages_folder(root, site)
     pages: list[Page] = []
     failures: list[PageError] = []
     seen: dict[str, str] = {}
-    for path in content_files(root):
-        source = path.relative_to(root).as_posix()
+    for path in content_files(pages_root):
+        source = path.relative_to(pages_root).as_posix()
         try:
-            page = parse_page(path, root, site)
+            page = parse_page(path, pages_root, site)
         except PageError as exc:
             failures.append(exc)
             continue

@@ -41,7 +41,7 @@ def check_links(pages: Sequence[Page], site: SiteConfig, *, unparsed: Iterable[s
     """
     by_slug = {page.slug: page for page in pages}
     by_source = {page.source: page for page in pages}
-    unknown = {slug_for(source) for source in unparsed} | set(unparsed)
+    unknown = {site.rules.page_slug(source) for source in unparsed} | set(unparsed)
     base = urlsplit(site.base_url).path.rstrip("/")
     broken: list[BrokenLink] = []
     for page in sorted(pages, key=lambda p: p.source):

@@ -25,7 +25,7 @@ from .documents import GROUP_RULE, PUBLIC, Block, Heading, Link, Page, Section, 
 from .errors import PageError
 from .ids import content_hash
 from .mdx import GAP, SOFT, convert, find_fences, to_markdown
-from .site import SiteConfig, slug_for
+from .site import SiteConfig
 from .slugger import make_slugger
 
 _EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
@@ -78,7 +78,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         line, reason = converted.errors[0]
         raise PageError(source, line, reason)
     tokens = _markdown().parse(converted.markdown)
-    headings = _headings(tokens, make_slugger(site.slugger))
+    headings = _headings(tokens, make_slugger(site.slugger_name), site.rules.heading_text)
 
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
@@ -112,7 +112,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     title = str(meta.get("title") or _first_h1(list(headings.values())) or Path(source).stem)
     access = _access(meta, source, text)
     page_hash = content_hash(text)
-    slug = slug_for(source, meta.get("slug"))
+    slug = site.rules.page_slug(source, meta)
     return Page(
         source=source,
         slug=slug,
@@ -130,7 +130,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     )
 
 
-def _headings(tokens: list[Token], slugger: Any) -> dict[tuple[int, int], Heading]:
+def _headings(tokens: list[Token], slugger: Any, anchor_text_of: Callable[[str], str] = str) -> dict[tuple[int, int], Heading]:
     """Every heading by (token index, line in block), in document order, so duplicate numbering matches the site's.
 
     Headings nested in lists, quotes or components get ids on the site too
@@ -142,7 +142,7 @@ def _headings(tokens: list[Token], slugger: Any) -> dict[tuple[int, int], Headin
         line = token.map[0] if token.map else 0
         if token.type == "heading_open":
             display, anchor_text, explicit = _heading_text(tokens[i + 1])
-            anchor = explicit or slugger.slug(anchor_text)
+            anchor = explicit or slugger.slug(anchor_text_of(anchor_text))
             found[(i, 0)] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
         elif token.type == "html_block":
             for k, text in enumerate(token.content.split("\n")):
