@@ -15,6 +15,7 @@ from pathlib import Path
 from .dedupe import find_duplicates
 from .documents import Chunk, Page
 from .errors import PageError
+from .ids import doc_id
 from .links import BrokenLink, check_links
 from .parser import parse_page
 from .site import SiteConfig, load_site_config
@@ -47,7 +48,7 @@ class Corpus:
     @functools.cached_property
     def duplicates(self) -> dict[str, str]:
         """{duplicate chunk id: canonical chunk id}, so a claim is always cited to one place."""
-        versions = {page.source: page.front_matter.get("version") for page in self.pages}
+        versions = {doc_id(page.slug): page.front_matter.get("version") for page in self.pages}
         return find_duplicates(self._split, {s: None if v is None else str(v) for s, v in versions.items()})
 
     @functools.cached_property

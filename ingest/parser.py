@@ -25,6 +25,7 @@ from .documents import GROUP_RULE, PUBLIC, Block, Heading, Link, Page, Section, 
 from .errors import PageError
 from .ids import content_hash
 from .mdx import GAP, SOFT, convert, find_fences, to_markdown
+from .partials import Expansion, expand
 from .site import SiteConfig
 from .slugger import make_slugger
 
@@ -64,19 +65,36 @@ def read_source(path: Path, source: str) -> str:
 
 
 def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
-    """Parse the file at `path` (inside `content_dir`) into a Page."""
+    """Parse the file at `path` (inside `content_dir`) into a Page, with the partials it renders spliced in."""
     source = path.relative_to(content_dir).as_posix()
-    return parse_text(read_source(path, source), source, site)
+    text = read_source(path, source).replace("\r\n", "\n").replace("\r", "\n")
+    fm_lines = _front_matter(text, source)[1]
+    expansion = expand(text, source, content_dir, skip_lines=fm_lines, global_folder=site.global_partials)
+    return parse_text(expansion.text, source, site, expansion=expansion, raw=text)
 
 
-def parse_text(text: str, source: str, site: SiteConfig) -> Page:
-    """Parse MDX text; `source` is its path relative to the content root."""
+def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion | None = None, raw: str = "") -> Page:
+    """Parse MDX text; `source` is its path relative to the content root.
+
+    With `expansion` (partials spliced in by `parse_page`), `text` is the
+    expanded page and `raw` the page file's own text; errors and warnings
+    name the file and line they were written on.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    origins = expansion.origins if expansion else ()
+
+    def where(line: int) -> str:  # 1-based line of `text` -> "file:line" where it was written
+        file, number = (origins[line - 1] if origins and 0 < line <= len(origins) else (source, line - 1))
+        return f"{file}:{number + 1}"
+
     meta, fm_lines = _front_matter(text, source)
     converted = convert(text, skip_lines=fm_lines)
     if converted.errors:
         line, reason = converted.errors[0]
-        raise PageError(source, line, reason)
+        location = where(line)
+        if location.startswith(f"{source}:"):
+            raise PageError(source, int(location.rsplit(":", 1)[1]), reason)
+        raise PageError(source, None, f"{location}: {reason} (in a partial this page renders)")
     tokens = _markdown().parse(converted.markdown)
     headings = _headings(tokens, make_slugger(site.slugger_name), site.rules.heading_text)
 
@@ -125,9 +143,23 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         hash=page_hash,
         sections=tuple(s for s in sections if s.heading is not None or s.blocks),
         headings=tuple(headings.values()),
-        links=_links(tokens, text, fm_lines),
-        warnings=tuple(f"{source}:{line}: {reason}" for line, reason in converted.warnings),
+        links=_located_links(_links(tokens, text, fm_lines), origins, source),
+        warnings=tuple(f"{where(line)}: {reason}" for line, reason in converted.warnings)
+        + (expansion.warnings if expansion else ()),
+        origins=origins,
+        included=((source, raw), *expansion.files) if origins and expansion else (),
     )
+
+
+def _located_links(links: tuple[Link, ...], origins: tuple[tuple[str, int], ...], source: str) -> tuple[Link, ...]:
+    """Links with the file and line they are written on (a partial's links are reported in the partial)."""
+    if not origins:
+        return links
+    located = []
+    for link in links:
+        file, line = origins[link.line - 1] if 0 < link.line <= len(origins) else (source, link.line - 1)
+        located.append(Link(link.target, line + 1, "" if file == source else file))
+    return tuple(located)
 
 
 def _headings(tokens: list[Token], slugger: Any, anchor_text_of: Callable[[str], str] = str) -> dict[tuple[int, int], Heading]:
