@@ -1,7 +1,7 @@
-"""`python -m ingest slug|headings|outline|links|index` — the authors' command line.
+"""`python -m ingest slug|headings|outline|links|check-built|index` — the authors' command line.
 
 Exit codes: 0 all good, 1 some files failed (everything else was processed)
-or, for `links`, some internal links are broken, 2 bad usage or configuration.
+or, for `links`/`check-built`, some links or chunk anchors do not land, 2 bad usage or configuration.
 `headings` and `outline` also print warnings (unclosed fences, broken links)
 to stderr; warnings do not change their exit code.
 """
@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from .built import check_built
 from .corpus import Corpus, load_corpus
 from .errors import IngestError
 from .settings import Settings
@@ -85,6 +86,22 @@ def cmd_links(args: argparse.Namespace, settings: Settings) -> int:
         print(link)
     _print_failures(corpus.failures)
     return 1 if corpus.broken_links or corpus.failures else 0
+
+
+def cmd_check_built(args: argparse.Namespace, settings: Settings) -> int:
+    """Every chunk whose deep link would not land on the built site, as file:line (exit 1 if any)."""
+    built_dir = Path(args.built_dir)
+    if not built_dir.is_dir():
+        raise FileNotFoundError(f"built site folder not found: {built_dir}")
+    corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    chunks = corpus.chunks()
+    problems = check_built(chunks, corpus.pages, built_dir, corpus.site)
+    for problem in problems:
+        print(problem)
+    _print_failures(corpus.failures)
+    print(f"{len(chunks) - len(problems)} of {len(chunks)} chunks land on an id of the built site; "
+          f"{len(problems)} do not", file=sys.stderr)
+    return 1 if problems or corpus.failures else 0
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
@@ -189,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
                             ("links", "internal links that land on no page or anchor, as file:line (exit 1 if any)")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("content_dir", nargs="?")
+    built = sub.add_parser("check-built", help="chunks whose page or heading id is missing from the built site "
+                                               "(DIR/a/b/index.html or DIR/a/b.html), as file:line (exit 1 if any)")
+    built.add_argument("built_dir", help="the site build's output folder")
+    built.add_argument("content_dir", nargs="?")
     index = sub.add_parser("index", help="embed what changed into the index")
     index.add_argument("content_dir", nargs="?")
     index.add_argument("--full", action="store_true", help="rebuild into a fresh collection, switch when complete")
@@ -198,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "links": cmd_links,
-                   "index": cmd_index}[args.command]
+                   "check-built": cmd_check_built, "index": cmd_index}[args.command]
         return handler(args, settings)
     except (IngestError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -12,9 +12,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .built import adopt_built_ids
 from .dedupe import find_duplicates
 from .documents import Chunk, Page
-from .errors import PageError
+from .errors import PageError, SiteConfigError
 from .ids import doc_id
 from .links import BrokenLink, check_links
 from .parser import parse_page
@@ -88,6 +89,8 @@ def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
     if not root.is_dir():
         raise FileNotFoundError(f"content folder not found: {root}")
     site = site or load_site_config(root)
+    if site.built_dir and not Path(site.built_dir).is_dir():
+        raise SiteConfigError(f"built_dir {site.built_dir} is not a folder: build the site first, or remove built_dir")
     pages_root = pages_folder(root, site)
     pages: list[Page] = []
     failures: list[PageError] = []
@@ -105,6 +108,8 @@ def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
         except Exception as exc:  # a parser bug must cost one page, never the run
             failures.append(PageError(source, None, f"could not be parsed ({type(exc).__name__}: {exc})"))
             continue
+        if site.built_dir:
+            page = adopt_built_ids(page, Path(site.built_dir), site)
         if page.slug in seen:
             failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))
             continue

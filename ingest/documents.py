@@ -101,6 +101,8 @@ class Page:
     # (file, 0-based line) in the file it came from, and `included` the text of each file (the page's own too).
     origins: tuple[tuple[str, int], ...] = field(default=(), repr=False)
     included: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    # With `built_dir`: ids of built headings no source heading matched (rendered by components); links may target them.
+    built_ids: tuple[str, ...] = field(default=(), repr=False)
 
     def locate(self, line: int) -> tuple[str, int]:
         """(file, 0-based line) a 0-based line of `body` was written on: the page itself or a partial."""

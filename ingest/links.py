@@ -86,7 +86,7 @@ def _problem(target: str, page: Page, by_slug: dict[str, Page], by_source: dict[
     dest, reason, anchor = judged
     if dest is None:
         return reason
-    if anchor and anchor not in {h.anchor for h in dest.headings if h.anchor}:
+    if anchor and anchor not in {h.anchor for h in dest.headings if h.anchor} | set(dest.built_ids):
         return f"no heading with id {anchor!r} on {dest.source}"
     return None
 
