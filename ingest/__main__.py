@@ -27,6 +27,15 @@ def _print_failures(corpus_failures: tuple) -> None:
         print(f"error: {failure}", file=sys.stderr)
 
 
+def _print_warnings(corpus: Corpus) -> None:
+    """What `outline` warns about (unclosed fences and brackets, broken links, unmatched built headings), on stderr."""
+    warnings = corpus.warnings
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if warnings:
+        print(f"{len(warnings)} warning(s): the pages were still indexed", file=sys.stderr, flush=True)
+
+
 def _print_problems(corpus: Corpus) -> None:
     for warning in corpus.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -121,7 +130,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         with index_lock(settings.data_dir, wait=args.wait):
             store = open_store(settings)
             store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
-            corpus = load_corpus(content_dir)
+            corpus = load_corpus(content_dir, progress=_progress_bar("parsing", "page"))
+            _print_warnings(corpus)  # before the slow part, so an author can start fixing
             try:
                 report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar(),
                                     on_access=_say_access_applied)
@@ -167,6 +177,10 @@ def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -
                 return 2
             elif kind == "done":
                 report = IndexReport(**event["report"])
+                try:  # the server's run does not carry warnings back: read them here
+                    _print_warnings(load_corpus(content_dir))
+                except (IngestError, OSError):
+                    pass  # the server already reported what stops a run
                 print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
                 if args.json:
                     for failure in report.failures:
@@ -181,15 +195,16 @@ def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -
     return 2
 
 
-def _progress_bar():  # type: ignore[no-untyped-def]
-    """A tqdm bar on a terminal; nothing when output is piped or logged."""
+def _progress_bar(desc: str = "embedding", unit: str = "chunk"):  # type: ignore[no-untyped-def]
+    """A tqdm bar on a terminal for runs worth watching; nothing when output is piped or logged."""
     if not sys.stderr.isatty():
         return None
 
     def start(total: int):  # type: ignore[no-untyped-def]
         from tqdm import tqdm
 
-        bar = tqdm(total=total, unit="chunk", desc="embedding", file=sys.stderr)
+        bar = tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=desc == "embedding",
+                   disable=desc != "embedding" and total < 200)
         return bar.update
 
     return start

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,8 +84,12 @@ def pages_folder(root: Path, site: SiteConfig) -> Path:
     return root / subdir if subdir and (root / subdir).is_dir() else root
 
 
-def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
-    """Parse every page under `root`; failures are collected, not raised."""
+def load_corpus(root: Path, site: SiteConfig | None = None, *,
+                progress: Callable[[int], Callable[[int], object]] | None = None) -> Corpus:
+    """Parse every page under `root`; failures are collected, not raised.
+
+    `progress(total)` may return a callback told of each parsed file (a progress bar on long runs).
+    """
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"content folder not found: {root}")
@@ -95,7 +100,11 @@ def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
     pages: list[Page] = []
     failures: list[PageError] = []
     seen: dict[str, str] = {}
-    for path in content_files(pages_root):
+    files = content_files(pages_root)
+    tick = progress(len(files)) if progress else None
+    for path in files:
+        if tick:
+            tick(1)
         source = path.relative_to(pages_root).as_posix()
         try:
             page = parse_page(path, pages_root, site)
