@@ -53,8 +53,8 @@ def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     lines = data.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
-    text_of = site.rules.heading_text  # e.g. Docusaurus trims the heading text first
-    sys.stdout.buffer.write("".join(slugger.slug(text_of(line)) + "\n" for line in lines).encode("utf-8"))
+    rules = site.rules  # e.g. Docusaurus trims the heading text first
+    sys.stdout.buffer.write("".join(rules.heading_id(slugger, line) + "\n" for line in lines).encode("utf-8"))
     sys.stdout.flush()
     return 0
 

@@ -96,7 +96,8 @@ def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion
             raise PageError(source, int(location.rsplit(":", 1)[1]), reason)
         raise PageError(source, None, f"{location}: {reason} (in a partial this page renders)")
     tokens = _markdown().parse(converted.markdown)
-    headings = _headings(tokens, make_slugger(site.slugger_name), site.rules.heading_text)
+    slugger = make_slugger(site.slugger_name)
+    headings = _headings(tokens, lambda text: site.rules.heading_id(slugger, text))
 
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
@@ -162,7 +163,7 @@ def _located_links(links: tuple[Link, ...], origins: tuple[tuple[str, int], ...]
     return tuple(located)
 
 
-def _headings(tokens: list[Token], slugger: Any, anchor_text_of: Callable[[str], str] = str) -> dict[tuple[int, int], Heading]:
+def _headings(tokens: list[Token], heading_id: Callable[[str], str]) -> dict[tuple[int, int], Heading]:
     """Every heading by (token index, line in block), in document order, so duplicate numbering matches the site's.
 
     Headings nested in lists, quotes or components get ids on the site too
@@ -174,7 +175,7 @@ def _headings(tokens: list[Token], slugger: Any, anchor_text_of: Callable[[str],
         line = token.map[0] if token.map else 0
         if token.type == "heading_open":
             display, anchor_text, explicit = _heading_text(tokens[i + 1])
-            anchor = explicit or slugger.slug(anchor_text_of(anchor_text))
+            anchor = explicit or heading_id(anchor_text)
             found[(i, 0)] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
         elif token.type == "html_block":
             for k, text in enumerate(token.content.split("\n")):

@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
+from .slugger import Slugger
 from .slugger import slug as github_slug
 
 # ECMAScript WhiteSpace + LineTerminator: what JavaScript's String.prototype.trim() removes. Python's
@@ -59,6 +60,10 @@ class Preset:
     def heading_text(self, text: str) -> str:
         """The text the slugger sees for a heading whose rendered text is `text`."""
         return js_trim(text) if self.trim_headings else text
+
+    def heading_id(self, slugger: Slugger, text: str) -> str:
+        """The id the site gives a heading with this rendered text (duplicates numbered by `slugger`)."""
+        return slugger.slug(self.heading_text(text))
 
     def page_slug(self, source: str, front_matter: Mapping[str, Any] | None = None) -> str:
         """The page's path on the site (no base URL, no leading or trailing slash); `index` for the root."""
