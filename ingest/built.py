@@ -64,7 +64,8 @@ class BuiltProblem:
 class _Reader(HTMLParser):
     """Every `id` attribute, and each h1-h6 with its visible text (anchor-link decorations left out)."""
 
-    _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
+    _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                       "wbr"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -122,7 +123,8 @@ def built_file(built_dir: Path, page_url: str, site: SiteConfig) -> Path | None:
     if base and (path == base or path.startswith(base + "/")):
         candidates.append(path[len(base):].strip("/"))
     for rel in candidates:
-        for file in ((built_dir / rel / "index.html"), built_dir / f"{rel}.html") if rel else (built_dir / "index.html",):
+        files = (built_dir / rel / "index.html", built_dir / f"{rel}.html") if rel else (built_dir / "index.html",)
+        for file in files:
             if file.is_file():
                 return file
     return None

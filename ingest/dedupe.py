@@ -85,7 +85,8 @@ def _same(canonical: Chunk, other: Chunk, a: frozenset, b: frozenset, words_a: l
         return False  # one partial rendered on several pages: each copy is where a visitor reads it
     if not set(other.access) <= set(canonical.access):
         return False  # someone who may read the duplicate could not read the canonical chunk
-    va, vb = versions.get(canonical.doc_id, versions.get(canonical.source)), versions.get(other.doc_id, versions.get(other.source))
+    va = versions.get(canonical.doc_id, versions.get(canonical.source))
+    vb = versions.get(other.doc_id, versions.get(other.source))
     if va is not None and vb is not None and va != vb:
         return False
     if len(a & b) / len(a | b) < THRESHOLD:

@@ -91,7 +91,7 @@ class Page:
     version: str
     access: tuple[str, ...]
     front_matter: dict[str, Any] = field(hash=False, compare=False)
-    body: str = field(repr=False)  # the full source text (front matter included), as decoded
+    body: str = field(repr=False)  # the source text (front matter included), as decoded, partials spliced in
     hash: str = ""
     sections: tuple[Section, ...] = field(default=(), repr=False)
     headings: tuple[Heading, ...] = field(default=(), repr=False)  # every heading, nested ones included, in order

@@ -73,7 +73,8 @@ def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
     return parse_text(expansion.text, source, site, expansion=expansion, raw=text)
 
 
-def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion | None = None, raw: str = "") -> Page:
+def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion | None = None,
+               raw: str = "") -> Page:
     """Parse MDX text; `source` is its path relative to the content root.
 
     With `expansion` (partials spliced in by `parse_page`), `text` is the

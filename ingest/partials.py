@@ -23,7 +23,8 @@ from .mdx import find_fences
 
 PARTIAL_SUFFIXES = (".mdx", ".md")
 MAX_DEPTH = 8
-_IMPORT = re.compile(r"""^import\s+(?P<name>[A-Za-z_$][\w$]*)\s*(?:,\s*\{[^}]*\}\s*)?from\s+(['"])(?P<path>[^'"]+)\2\s*;?\s*$""")
+_IMPORT = re.compile(r"""^import\s+(?P<name>[A-Za-z_$][\w$]*)\s*(?:,\s*\{[^}]*\}\s*)?"""
+                     r"""from\s+(['"])(?P<path>[^'"]+)\2\s*;?\s*$""")
 _USE = re.compile(r"^(?P<indent>[ \t]*)<(?P<name>[A-Z][\w]*)(?:\s[^<>]*?)?\s*(?:/>|>\s*</(?P=name)>)\s*$")
 
 Origin = tuple[str, int]  # (source file relative to the content root, 0-based line in it)
@@ -93,7 +94,8 @@ class _Expander:
                 origins.append((source, i))
                 continue
             if target in (*stack, source) or len(stack) >= MAX_DEPTH:
-                self.warnings.append(f"{source}:{i + 1}: <{use['name']} /> renders {target}, which renders itself; left out")
+                self.warnings.append(f"{source}:{i + 1}: <{use['name']} /> renders {target}, "
+                                     "which renders itself; left out")
                 out.append("")
                 origins.append((source, i))
                 continue
@@ -132,7 +134,8 @@ class _Expander:
             if path.is_file() and path.is_relative_to(self.root):
                 return path.relative_to(self.root).as_posix()
         if is_partial(spec):
-            self.warnings.append(f"{source}: import of {spec!r}: no such file in the content folder, so its content is not indexed")
+            self.warnings.append(f"{source}: import of {spec!r}: no such file in the content folder, "
+                                 "so its content is not indexed")
         return None
 
     def _read(self, target: str, source: str, line: int) -> str | None:

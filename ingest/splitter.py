@@ -143,7 +143,8 @@ def _locate(texts: list[str], block: Block, source_lines: list[str]) -> list[tup
     return located
 
 
-def _pack(blocks: tuple[Block, ...], max_chars: int, file_of: Callable[[Block], str] = lambda block: "") -> list[list[Block]]:
+def _pack(blocks: tuple[Block, ...], max_chars: int,
+          file_of: Callable[[Block], str] = lambda block: "") -> list[list[Block]]:
     """Greedy packing of whole blocks into parts of at most `max_chars` (a lone big block stays whole).
 
     A part never mixes text from two files (a page and a partial it renders), so its source span is one range.

@@ -108,7 +108,8 @@ def test_starlight_pages_live_under_src_content_docs(tmp_path: Path) -> None:
     docs = tmp_path / "src" / "content" / "docs" / "guides"
     docs.mkdir(parents=True)
     (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\nbase_url = "/"\n')
-    (docs / "Getting Started.mdx").write_text("---\ntitle: Start\n---\n\n:::note[Heads up]\nRead me.\n:::\n\n## Set up <Badge text='new' />\n")
+    (docs / "Getting Started.mdx").write_text("---\ntitle: Start\n---\n\n:::note[Heads up]\nRead me.\n:::\n\n"
+                                              "## Set up <Badge text='new' />\n")
     (tmp_path / "README.md").write_text("# Not a page\n")
     corpus = load_corpus(tmp_path)
     assert [p.source for p in corpus.pages] == ["guides/Getting Started.mdx"]
