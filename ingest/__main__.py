@@ -64,7 +64,8 @@ def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
     for page in corpus.pages:
         for heading in page.headings:
             url = f"{page.url}#{heading.anchor}" if heading.anchor else page.url
-            record = {"source": page.source, "line": heading.line, "level": heading.level,
+            written_in, line = page.locate(heading.line - 1)  # a partial's heading: its own file and line
+            record = {"source": written_in, "line": line + 1, "page": page.source, "level": heading.level,
                       "text": heading.text, "anchor": heading.anchor, "url": url}
             print(json.dumps(record, ensure_ascii=False))
     _print_problems(corpus)

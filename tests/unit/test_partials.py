@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -159,3 +160,8 @@ def test_outline_and_headings_cli_show_partial_content_at_the_page(tmp_path: Pat
                             cwd=REPO, check=True)
     assert '"id": "doc:guides/export#archives"' in result.stdout
     assert '"source": "_shared/_archive.mdx"' in result.stdout
+    headings = subprocess.run([sys.executable, "-m", "ingest", "headings", str(root)], capture_output=True, text=True,
+                              cwd=REPO, check=True).stdout
+    records = [json.loads(line) for line in headings.splitlines()]
+    setup = next(r for r in records if r["url"] == "/docs/guides/export#setup-1")
+    assert (setup["source"], setup["line"], setup["page"]) == ("_shared/_archive.mdx", 7, "guides/export.mdx")
