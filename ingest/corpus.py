@@ -61,7 +61,8 @@ class Corpus:
     @property
     def warnings(self) -> list[str]:
         """Everything worth an author's look that did not stop a page from being used, as `file:line: reason`."""
-        return [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
+        found = [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
+        return list(dict.fromkeys(found))  # a partial rendered by several pages is reported once
 
     def page(self, slug: str) -> Page | None:
         return next((p for p in self.pages if p.slug == slug), None)

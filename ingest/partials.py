@@ -106,6 +106,10 @@ class _Expander:
                 continue
             body_lines = body.split("\n")
             skip_inner = _front_matter_lines(body)
+            for k in range(1, max(skip_inner - 1, 1)):
+                if re.match(r"access\s*:", body_lines[k]):  # the site shows a partial to whoever opens the page
+                    self.warnings.append(f"{target}:{k + 1}: a partial has the access of each page that renders it; "
+                                         "this 'access' is ignored (restrict the pages instead)")
             body_lines[:skip_inner] = [""] * skip_inner  # a partial's front matter is never rendered
             inner_lines, inner_origins = self.run(body_lines, target, skip_inner, (*stack, source))
             indent = use["indent"]

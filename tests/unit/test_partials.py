@@ -165,3 +165,14 @@ def test_outline_and_headings_cli_show_partial_content_at_the_page(tmp_path: Pat
     records = [json.loads(line) for line in headings.splitlines()]
     setup = next(r for r in records if r["url"] == "/docs/guides/export#setup-1")
     assert (setup["source"], setup["line"], setup["page"]) == ("_shared/_archive.mdx", 7, "guides/export.mdx")
+
+
+def test_access_in_a_partial_is_ignored_loudly(tmp_path: Path) -> None:
+    root = site(tmp_path, {"_shared/_secret.mdx": "---\naccess: staff\n---\n\nThe staff discount code is forty.\n",
+                           "guides/public.mdx": "---\ntitle: Public\n---\n\nimport Secret from '../_shared/_secret.mdx'\n\n"
+                                                "## Notes\n\n<Secret />\n\n## Again\n\n<Secret />\n"})
+    corpus = load_corpus(root)
+    chunks = [c for c in corpus.all_chunks() if c.doc_id == "doc:guides/public"]
+    assert [c.access for c in chunks] == [("public",), ("public",)]  # what the real site shows: the page's readers see the partial
+    assert sum(w.startswith("_shared/_secret.mdx:2: a partial has the access of each page that renders it")
+               for w in corpus.warnings) == 1
