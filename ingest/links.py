@@ -39,7 +39,7 @@ def check_links(pages: Sequence[Page], site: SiteConfig, *, unparsed: Iterable[s
 
     `unparsed` are sources of pages that failed to parse: links to them are not judged.
     """
-    by_slug = {page.slug: page for page in pages}
+    by_slug = served_paths(pages, site)
     by_source = {page.source: page for page in pages}
     unknown = {site.rules.page_slug(source) for source in unparsed} | set(unparsed)
     base = urlsplit(site.base_url).path.rstrip("/")
@@ -50,6 +50,27 @@ def check_links(pages: Sequence[Page], site: SiteConfig, *, unparsed: Iterable[s
             if reason:
                 broken.append(BrokenLink(link.source or page.source, link.line, link.target, reason))
     return broken
+
+
+def served_paths(pages: Sequence[Page], site: SiteConfig) -> dict[str, Page]:
+    """Every path the site serves a page at: each page's slug, and (Starlight) untranslated pages under each locale.
+
+    Starlight renders a page missing from a translation at `/<locale>/<path>`
+    with the default locale's content, so links there land. A top-level folder
+    counts as a locale when at least three of its pages mirror root pages.
+    """
+    by_slug = {page.slug: page for page in pages}
+    if not site.rules.locale_fallback:
+        return by_slug
+    folders = {slug.split("/", 1)[0] for slug in by_slug if "/" in slug}
+    locales = {f for f in folders if sum(1 for slug in by_slug if slug.startswith(f + "/")
+                                         and slug[len(f) + 1:] in by_slug) >= 3}
+    served = dict(by_slug)
+    for slug, page in by_slug.items():
+        if slug.split("/", 1)[0] not in locales:
+            for locale in locales:
+                served.setdefault(f"{locale}/{slug}", page)
+    return served
 
 
 @dataclass(frozen=True)
@@ -65,7 +86,7 @@ class AnchorLink:
 
 def anchor_links(pages: Sequence[Page], site: SiteConfig) -> list[AnchorLink]:
     """Every internal link with a fragment: on a site that refuses broken anchors, each names a real heading id."""
-    by_slug = {page.slug: page for page in pages}
+    by_slug = served_paths(pages, site)
     by_source = {page.source: page for page in pages}
     base = urlsplit(site.base_url).path.rstrip("/")
     found: list[AnchorLink] = []

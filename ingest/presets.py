@@ -16,7 +16,9 @@ site really uses. A preset names those rules so `site.toml` can say
 - `starlight` (Astro): pages live under `src/content/docs` when that folder
   exists; each path segment is slugged by github-slugger (`Getting Started.mdx`
   gives `getting-started`); heading ids are rehype-slug's (Astro's
-  `rehypeHeadingIds` runs github-slugger over the heading text, untrimmed).
+  `rehypeHeadingIds` runs github-slugger over the heading text, untrimmed); a
+  page a translation lacks is served at `/<locale>/<path>` with the default
+  locale's content, so links there land.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Preset:
     number_prefixes: bool = False  # `01-intro` is served as `intro`
     slug_segments: bool = False  # every path segment goes through github-slugger
     content_subdir: str = ""  # where pages live inside the content folder, when it exists
+    locale_fallback: bool = False  # an untranslated page is served under each locale with the default content
 
     def heading_text(self, text: str) -> str:
         """The text the slugger sees for a heading whose rendered text is `text`."""
@@ -100,7 +103,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
     "rehype-slug": Preset("rehype-slug"),
     "docusaurus": Preset("docusaurus", trim_headings=True, relative_slugs=True, doc_ids=True, folder_index=True,
                          number_prefixes=True),
-    "starlight": Preset("starlight", slug_segments=True, content_subdir="src/content/docs"),
+    "starlight": Preset("starlight", slug_segments=True, content_subdir="src/content/docs", locale_fallback=True),
 })
 
 DEFAULT_PRESET = "rehype-slug"

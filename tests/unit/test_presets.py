@@ -116,3 +116,18 @@ def test_starlight_pages_live_under_src_content_docs(tmp_path: Path) -> None:
     page = corpus.pages[0]
     assert page.url == "/guides/getting-started"
     assert [h.anchor for h in page.headings] == ["set-up-"]  # Astro does not trim either
+
+
+def test_starlight_links_to_untranslated_pages_land_on_the_fallback(tmp_path: Path) -> None:
+    docs = tmp_path / "src" / "content" / "docs"
+    pages = {"guides/a.mdx": "## One\n", "guides/b.mdx": "## Two\n", "guides/c.mdx": "## Three\n",
+             "guides/only-english.mdx": "## Four\n",
+             "de/guides/a.mdx": "## Eins\n\n[x](/de/guides/only-english/#four) [y](/de/guides/only-english/#vier)\n",
+             "de/guides/b.mdx": "## Zwei\n", "de/guides/c.mdx": "## Drei\n",
+             "api/guides/x.mdx": "[z](/api/guides/a/)\n"}  # `api` mirrors no root page: not a locale
+    for name, text in pages.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(f"---\ntitle: {name}\n---\n\n{text}")
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\nbase_url = "/"\ntrailing_slash = true\n')
+    broken = [(b.source, b.target) for b in load_corpus(tmp_path).broken_links]
+    assert broken == [("api/guides/x.mdx", "/api/guides/a/"), ("de/guides/a.mdx", "/de/guides/only-english/#vier")]
