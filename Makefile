@@ -51,3 +51,9 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .pytest_cache
+
+# Heading ids against a real site's own links (the site refuses broken anchors); not part of `make test`:
+# it reads ../shared/corpora/cypress-docs ($CYPRESS_DOCS), which a user's clone does not have.
+.PHONY: check-anchors
+check-anchors: setup
+	$(PY) -m tests.eval.anchors $(ANCHORS_ARGS)

@@ -1,7 +1,7 @@
-"""`python -m ingest slug|headings|outline|links|index` — the authors' command line.
+"""`python -m ingest slug|headings|outline|links|check-built|index` — the authors' command line.
 
 Exit codes: 0 all good, 1 some files failed (everything else was processed)
-or, for `links`, some internal links are broken, 2 bad usage or configuration.
+or, for `links`/`check-built`, some links or chunk anchors do not land, 2 bad usage or configuration.
 `headings` and `outline` also print warnings (unclosed fences, broken links)
 to stderr; warnings do not change their exit code.
 """
@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from .built import check_built
 from .corpus import Corpus, load_corpus
 from .errors import IngestError
 from .settings import Settings
@@ -26,6 +27,15 @@ def _print_failures(corpus_failures: tuple) -> None:
         print(f"error: {failure}", file=sys.stderr)
 
 
+def _print_warnings(corpus: Corpus) -> None:
+    """What `outline` warns about (unclosed fences and brackets, broken links, unmatched built headings), on stderr."""
+    warnings = corpus.warnings
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if warnings:
+        print(f"{len(warnings)} warning(s): the pages were still indexed", file=sys.stderr, flush=True)
+
+
 def _print_problems(corpus: Corpus) -> None:
     for warning in corpus.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -34,9 +44,18 @@ def _print_problems(corpus: Corpus) -> None:
 
 def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     site = load_site_config(Path(args.content_dir or settings.content_dir))
-    slugger = make_slugger(args.slugger or site.slugger)
-    for line in sys.stdin.read().splitlines():
-        print(slugger.slug(line))
+    slugger = make_slugger(args.slugger or site.slugger_name)
+    # Split on "\n" only: str.splitlines() also splits on U+2028/U+2029, U+0085, \v, \f and
+    # U+001C-U+001E, which a heading may contain, and would shift every later duplicate number.
+    # Bytes in and out, so no newline translation or locale encoding gets in between; a trailing
+    # "\r" is a control character the slugger strips, and invalid UTF-8 reads as U+FFFD as in Node.
+    data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    lines = data.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
+    rules = site.rules  # e.g. Docusaurus trims the heading text first
+    sys.stdout.buffer.write("".join(rules.heading_id(slugger, line) + "\n" for line in lines).encode("utf-8"))
+    sys.stdout.flush()
     return 0
 
 
@@ -45,7 +64,8 @@ def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
     for page in corpus.pages:
         for heading in page.headings:
             url = f"{page.url}#{heading.anchor}" if heading.anchor else page.url
-            record = {"source": page.source, "line": heading.line, "level": heading.level,
+            written_in, line = page.locate(heading.line - 1)  # a partial's heading: its own file and line
+            record = {"source": written_in, "line": line + 1, "page": page.source, "level": heading.level,
                       "text": heading.text, "anchor": heading.anchor, "url": url}
             print(json.dumps(record, ensure_ascii=False))
     _print_problems(corpus)
@@ -78,6 +98,22 @@ def cmd_links(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if corpus.broken_links or corpus.failures else 0
 
 
+def cmd_check_built(args: argparse.Namespace, settings: Settings) -> int:
+    """Every chunk whose deep link would not land on the built site, as file:line (exit 1 if any)."""
+    built_dir = Path(args.built_dir)
+    if not built_dir.is_dir():
+        raise FileNotFoundError(f"built site folder not found: {built_dir}")
+    corpus = load_corpus(Path(args.content_dir or settings.content_dir))
+    chunks = corpus.chunks()
+    problems = check_built(chunks, corpus.pages, built_dir, corpus.site)
+    for problem in problems:
+        print(problem)
+    _print_failures(corpus.failures)
+    print(f"{len(chunks) - len(problems)} of {len(chunks)} chunks land on an id of the built site; "
+          f"{len(problems)} do not", file=sys.stderr)
+    return 1 if problems or corpus.failures else 0
+
+
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     # The entrypoint is the composition root: it may wire retrieval's store and
     # embedder into an ingest run; library modules in ingest never import retrieval.
@@ -95,7 +131,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         with index_lock(settings.data_dir, wait=args.wait):
             store = open_store(settings)
             store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
-            corpus = load_corpus(content_dir)
+            corpus = load_corpus(content_dir, progress=_progress_bar("parsing", "page"))
+            _print_warnings(corpus)  # before the slow part, so an author can start fixing
             try:
                 report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar(),
                                     on_access=_say_access_applied)
@@ -141,6 +178,10 @@ def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -
                 return 2
             elif kind == "done":
                 report = IndexReport(**event["report"])
+                try:  # the server's run does not carry warnings back: read them here
+                    _print_warnings(load_corpus(content_dir))
+                except (IngestError, OSError):
+                    pass  # the server already reported what stops a run
                 print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
                 if args.json:
                     for failure in report.failures:
@@ -155,15 +196,16 @@ def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -
     return 2
 
 
-def _progress_bar():  # type: ignore[no-untyped-def]
-    """A tqdm bar on a terminal; nothing when output is piped or logged."""
+def _progress_bar(desc: str = "embedding", unit: str = "chunk"):  # type: ignore[no-untyped-def]
+    """A tqdm bar on a terminal for runs worth watching; nothing when output is piped or logged."""
     if not sys.stderr.isatty():
         return None
 
     def start(total: int):  # type: ignore[no-untyped-def]
         from tqdm import tqdm
 
-        bar = tqdm(total=total, unit="chunk", desc="embedding", file=sys.stderr)
+        bar = tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=desc == "embedding",
+                   disable=desc != "embedding" and total < 200)
         return bar.update
 
     return start
@@ -180,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
                             ("links", "internal links that land on no page or anchor, as file:line (exit 1 if any)")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("content_dir", nargs="?")
+    built = sub.add_parser("check-built", help="chunks whose page or heading id is missing from the built site "
+                                               "(DIR/a/b/index.html or DIR/a/b.html), as file:line (exit 1 if any)")
+    built.add_argument("built_dir", help="the site build's output folder")
+    built.add_argument("content_dir", nargs="?")
     index = sub.add_parser("index", help="embed what changed into the index")
     index.add_argument("content_dir", nargs="?")
     index.add_argument("--full", action="store_true", help="rebuild into a fresh collection, switch when complete")
@@ -189,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "links": cmd_links,
-                   "index": cmd_index}[args.command]
+                   "check-built": cmd_check_built, "index": cmd_index}[args.command]
         return handler(args, settings)
     except (IngestError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

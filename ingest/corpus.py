@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .built import adopt_built_ids
 from .dedupe import find_duplicates
 from .documents import Chunk, Page
-from .errors import PageError
+from .errors import PageError, SiteConfigError
+from .ids import doc_id
 from .links import BrokenLink, check_links
 from .parser import parse_page
 from .site import SiteConfig, load_site_config
@@ -47,7 +50,7 @@ class Corpus:
     @functools.cached_property
     def duplicates(self) -> dict[str, str]:
         """{duplicate chunk id: canonical chunk id}, so a claim is always cited to one place."""
-        versions = {page.source: page.front_matter.get("version") for page in self.pages}
+        versions = {doc_id(page.slug): page.front_matter.get("version") for page in self.pages}
         return find_duplicates(self._split, {s: None if v is None else str(v) for s, v in versions.items()})
 
     @functools.cached_property
@@ -58,7 +61,8 @@ class Corpus:
     @property
     def warnings(self) -> list[str]:
         """Everything worth an author's look that did not stop a page from being used, as `file:line: reason`."""
-        return [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
+        found = [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
+        return list(dict.fromkeys(found))  # a partial rendered by several pages is reported once
 
     def page(self, slug: str) -> Page | None:
         return next((p for p in self.pages if p.slug == slug), None)
@@ -75,19 +79,36 @@ def content_files(root: Path) -> list[Path]:
     return found
 
 
-def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
-    """Parse every page under `root`; failures are collected, not raised."""
+def pages_folder(root: Path, site: SiteConfig) -> Path:
+    """Where the pages live: the preset's folder (Starlight's `src/content/docs`) when it exists, else `root`."""
+    subdir = site.rules.content_subdir
+    return root / subdir if subdir and (root / subdir).is_dir() else root
+
+
+def load_corpus(root: Path, site: SiteConfig | None = None, *,
+                progress: Callable[[int], Callable[[int], object]] | None = None) -> Corpus:
+    """Parse every page under `root`; failures are collected, not raised.
+
+    `progress(total)` may return a callback told of each parsed file (a progress bar on long runs).
+    """
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"content folder not found: {root}")
     site = site or load_site_config(root)
+    if site.built_dir and not Path(site.built_dir).is_dir():
+        raise SiteConfigError(f"built_dir {site.built_dir} is not a folder: build the site first, or remove built_dir")
+    pages_root = pages_folder(root, site)
     pages: list[Page] = []
     failures: list[PageError] = []
     seen: dict[str, str] = {}
-    for path in content_files(root):
-        source = path.relative_to(root).as_posix()
+    files = content_files(pages_root)
+    tick = progress(len(files)) if progress else None
+    for path in files:
+        if tick:
+            tick(1)
+        source = path.relative_to(pages_root).as_posix()
         try:
-            page = parse_page(path, root, site)
+            page = parse_page(path, pages_root, site)
         except PageError as exc:
             failures.append(exc)
             continue
@@ -97,6 +118,8 @@ def load_corpus(root: Path, site: SiteConfig | None = None) -> Corpus:
         except Exception as exc:  # a parser bug must cost one page, never the run
             failures.append(PageError(source, None, f"could not be parsed ({type(exc).__name__}: {exc})"))
             continue
+        if site.built_dir:
+            page = adopt_built_ids(page, Path(site.built_dir), site)
         if page.slug in seen:
             failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))
             continue

@@ -1,4 +1,4 @@
-"""Near-duplicate chunks: shared partials and boilerplate repeated across pages.
+"""Near-duplicate chunks: boilerplate copied by hand across pages.
 
 If the same paragraph sits on five pages, retrieval returns five copies and the
 answer cites whichever won, so one claim gets different citations from one
@@ -10,7 +10,9 @@ Jaccard >= `THRESHOLD` *and* they state the same numbers and negations (a
 copied section that says 30 days where the other says 14 is a different claim,
 not a duplicate), a reader of the duplicate may read the canonical chunk, and
 the pages do not declare different versions. Very short chunks ("Yes.") are
-never merged: their meaning lives in the heading.
+never merged: their meaning lives in the heading. Copies of one partial
+(partials.py) rendered on several pages are never merged either: each copy is
+on the page a visitor opens, under that page's headings, so each is indexed.
 Candidates come from prefix filtering (rarest shingles first), so the check
 is exact without comparing every pair.
 """
@@ -48,8 +50,9 @@ def _facts(text: str, words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...
 def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """{duplicate chunk id: canonical chunk id}; the canonical one is first by (source, position).
 
-    `versions` maps a chunk's source to the version its page declares (None if
-    it declares none); chunks from pages declaring different versions are kept apart.
+    `versions` maps a chunk's page (doc id, or its source) to the version the page
+    declares (None if it declares none); chunks from pages declaring different
+    versions are kept apart.
     """
     versions = versions or {}
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].source, i))
@@ -76,11 +79,14 @@ def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] 
 def _same(canonical: Chunk, other: Chunk, a: frozenset, b: frozenset, words_a: list[str], words_b: list[str],
           versions: Mapping[str, str | None]) -> bool:
     """True when `other` may be dropped in favour of `canonical`."""
-    if canonical.source == other.source:
+    if canonical.doc_id == other.doc_id:
         return False  # repeated text inside one page is the author's structure, each has its own anchor
+    if canonical.source == other.source:
+        return False  # one partial rendered on several pages: each copy is where a visitor reads it
     if not set(other.access) <= set(canonical.access):
         return False  # someone who may read the duplicate could not read the canonical chunk
-    va, vb = versions.get(canonical.source), versions.get(other.source)
+    va = versions.get(canonical.doc_id, versions.get(canonical.source))
+    vb = versions.get(other.doc_id, versions.get(other.source))
     if va is not None and vb is not None and va != vb:
         return False
     if len(a & b) / len(a | b) < THRESHOLD:

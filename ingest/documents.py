@@ -66,6 +66,7 @@ class Link:
 
     target: str  # the href as written
     line: int  # 1-based line in the source file
+    source: str = ""  # the file it is written in when that is a partial the page renders ("" = the page)
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,28 @@ class Page:
     version: str
     access: tuple[str, ...]
     front_matter: dict[str, Any] = field(hash=False, compare=False)
-    body: str = field(repr=False)  # the full source text (front matter included), as decoded
+    body: str = field(repr=False)  # the source text (front matter included), as decoded, partials spliced in
     hash: str = ""
     sections: tuple[Section, ...] = field(default=(), repr=False)
     headings: tuple[Heading, ...] = field(default=(), repr=False)  # every heading, nested ones included, in order
     links: tuple[Link, ...] = field(default=(), repr=False)
     warnings: tuple[str, ...] = field(default=(), repr=False)  # "file:line: reason", the page is still used
+    # With partials spliced in (partials.py), `body` is the page as rendered: `origins` gives, per line of it,
+    # (file, 0-based line) in the file it came from, and `included` the text of each file (the page's own too).
+    origins: tuple[tuple[str, int], ...] = field(default=(), repr=False)
+    included: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    # With `built_dir`: ids of built headings no source heading matched (rendered by components); links may target them.
+    built_ids: tuple[str, ...] = field(default=(), repr=False)
+
+    def locate(self, line: int) -> tuple[str, int]:
+        """(file, 0-based line) a 0-based line of `body` was written on: the page itself or a partial."""
+        if self.origins and 0 <= line < len(self.origins):
+            return self.origins[line]
+        return self.source, line
+
+    def file_text(self, source: str) -> str:
+        """The text of the page's own file or of a partial it renders (spans are offsets into it)."""
+        return dict(self.included).get(source, self.body)
 
 
 @dataclass(frozen=True)

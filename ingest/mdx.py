@@ -106,7 +106,7 @@ def convert(source: str, *, skip_lines: int = 0) -> Converted:
         for i in range(fence.start, fence.end):
             in_fence[i] = True
 
-    scanner = _JsxScanner(errors)
+    scanner = _JsxScanner(errors, warnings)
     i = 0
     while i < len(lines):
         if in_fence[i]:
@@ -229,15 +229,23 @@ def scan_tag(s: str, i: int, limit: int | None = None) -> tuple[int, str, str] |
 class _JsxScanner:
     """Rewrites runs of non-fence text and tracks component nesting across them (components can wrap fences)."""
 
-    def __init__(self, errors: list[tuple[int, str]]) -> None:
+    def __init__(self, errors: list[tuple[int, str]], warnings: list[tuple[int, str]]) -> None:
         self.errors = errors
+        self.warnings = warnings
         self.stack: list[tuple[str, int]] = []
         self.depth_at: list[int] = []  # per source line: component nesting at the start of the line
 
     def rewrite(self, run: str, *, first_line: int) -> str:
         run = _MDX_COMMENT.sub(lambda m: SOFT + _blank(m.group()), run)
         run = _HTML_COMMENT.sub(lambda m: SOFT + _blank(m.group()), run)
-        run = _strip_esm_and_expressions(run)
+        unclosed: list[int] = []
+        original = run.split("\n")
+        run = _strip_esm_and_expressions(run, unclosed)
+        for k in unclosed:
+            statement = " ".join(original[k].split())
+            statement = statement if len(statement) <= 40 else statement[:39] + "…"
+            self.warnings.append((first_line + k + 1, f"`{statement}` opens a bracket that never closes, so the rest "
+                                  "of the page is read as code and not indexed"))
         protected = sorted([(m.start(), m.end()) for m in _CODE_SPAN.finditer(run)]
                            + [(m.start(), m.end()) for m in _HTML_HEADING_LINE.finditer(run)]
                            + [(m.start(), m.end()) for m in _ADMONITION_LINE.finditer(run)])
@@ -319,14 +327,20 @@ def _next_special(s: str, start: int) -> int:
     return match.start() if match else -1
 
 
-def _strip_esm_and_expressions(run: str) -> str:
-    """Blank `import`/`export` statements and flow `{expressions}` that start a block (after a blank line)."""
+def _strip_esm_and_expressions(run: str, unclosed: list[int] | None = None) -> str:
+    """Blank `import`/`export` statements and flow `{expressions}` that start a block (after a blank line).
+
+    A statement whose brackets never close runs to the end of the text; its
+    first line (0-based, in `run`) is added to `unclosed` so the author hears of it.
+    """
     lines = run.split("\n")
     i = 0
     while i < len(lines):
         flow_start = i == 0 or not lines[i - 1].strip()
         if flow_start and _ESM.match(lines[i]):
             end = _statement_end(lines, i)
+            if end >= len(lines) and unclosed is not None and _open_brackets(lines[i:end]) > 0:
+                unclosed.append(i)
         elif flow_start and lines[i].lstrip().startswith("{") and not lines[i].lstrip().startswith("{#"):
             text = "\n".join(lines[i:])
             start = text.index("{")
@@ -343,6 +357,12 @@ def _strip_esm_and_expressions(run: str) -> str:
             lines[k] = ""
         i = end
     return "\n".join(lines)
+
+
+def _open_brackets(lines: list[str]) -> int:
+    """Brackets opened and not closed in these lines of JavaScript (strings skipped)."""
+    code = [re.sub(r"\"[^\"]*\"|'[^']*'|`[^`]*`", "", line) for line in lines]
+    return sum(line.count(c) for line in code for c in "{([") - sum(line.count(c) for line in code for c in "})]")
 
 
 def _statement_end(lines: list[str], i: int) -> int:

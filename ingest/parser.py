@@ -25,7 +25,8 @@ from .documents import GROUP_RULE, PUBLIC, Block, Heading, Link, Page, Section, 
 from .errors import PageError
 from .ids import content_hash
 from .mdx import GAP, SOFT, convert, find_fences, to_markdown
-from .site import SiteConfig, slug_for
+from .partials import Expansion, expand
+from .site import SiteConfig
 from .slugger import make_slugger
 
 _EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
@@ -64,21 +65,40 @@ def read_source(path: Path, source: str) -> str:
 
 
 def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
-    """Parse the file at `path` (inside `content_dir`) into a Page."""
+    """Parse the file at `path` (inside `content_dir`) into a Page, with the partials it renders spliced in."""
     source = path.relative_to(content_dir).as_posix()
-    return parse_text(read_source(path, source), source, site)
+    text = read_source(path, source).replace("\r\n", "\n").replace("\r", "\n")
+    fm_lines = _front_matter(text, source)[1]
+    expansion = expand(text, source, content_dir, skip_lines=fm_lines, global_folder=site.global_partials)
+    return parse_text(expansion.text, source, site, expansion=expansion, raw=text)
 
 
-def parse_text(text: str, source: str, site: SiteConfig) -> Page:
-    """Parse MDX text; `source` is its path relative to the content root."""
+def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion | None = None,
+               raw: str = "") -> Page:
+    """Parse MDX text; `source` is its path relative to the content root.
+
+    With `expansion` (partials spliced in by `parse_page`), `text` is the
+    expanded page and `raw` the page file's own text; errors and warnings
+    name the file and line they were written on.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    origins = expansion.origins if expansion else ()
+
+    def where(line: int) -> str:  # 1-based line of `text` -> "file:line" where it was written
+        file, number = (origins[line - 1] if origins and 0 < line <= len(origins) else (source, line - 1))
+        return f"{file}:{number + 1}"
+
     meta, fm_lines = _front_matter(text, source)
     converted = convert(text, skip_lines=fm_lines)
     if converted.errors:
         line, reason = converted.errors[0]
-        raise PageError(source, line, reason)
+        location = where(line)
+        if location.startswith(f"{source}:"):
+            raise PageError(source, int(location.rsplit(":", 1)[1]), reason)
+        raise PageError(source, None, f"{location}: {reason} (in a partial this page renders)")
     tokens = _markdown().parse(converted.markdown)
-    headings = _headings(tokens, make_slugger(site.slugger))
+    slugger = make_slugger(site.slugger_name)
+    headings = _headings(tokens, lambda text: site.rules.heading_id(slugger, text))
 
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
@@ -112,7 +132,7 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
     title = str(meta.get("title") or _first_h1(list(headings.values())) or Path(source).stem)
     access = _access(meta, source, text)
     page_hash = content_hash(text)
-    slug = slug_for(source, meta.get("slug"))
+    slug = site.rules.page_slug(source, meta)
     return Page(
         source=source,
         slug=slug,
@@ -125,12 +145,26 @@ def parse_text(text: str, source: str, site: SiteConfig) -> Page:
         hash=page_hash,
         sections=tuple(s for s in sections if s.heading is not None or s.blocks),
         headings=tuple(headings.values()),
-        links=_links(tokens, text, fm_lines),
-        warnings=tuple(f"{source}:{line}: {reason}" for line, reason in converted.warnings),
+        links=_located_links(_links(tokens, text, fm_lines), origins, source),
+        warnings=tuple(f"{where(line)}: {reason}" for line, reason in converted.warnings)
+        + (expansion.warnings if expansion else ()),
+        origins=origins,
+        included=((source, raw), *expansion.files) if origins and expansion else (),
     )
 
 
-def _headings(tokens: list[Token], slugger: Any) -> dict[tuple[int, int], Heading]:
+def _located_links(links: tuple[Link, ...], origins: tuple[tuple[str, int], ...], source: str) -> tuple[Link, ...]:
+    """Links with the file and line they are written on (a partial's links are reported in the partial)."""
+    if not origins:
+        return links
+    located = []
+    for link in links:
+        file, line = origins[link.line - 1] if 0 < link.line <= len(origins) else (source, link.line - 1)
+        located.append(Link(link.target, line + 1, "" if file == source else file))
+    return tuple(located)
+
+
+def _headings(tokens: list[Token], heading_id: Callable[[str], str]) -> dict[tuple[int, int], Heading]:
     """Every heading by (token index, line in block), in document order, so duplicate numbering matches the site's.
 
     Headings nested in lists, quotes or components get ids on the site too
@@ -142,7 +176,7 @@ def _headings(tokens: list[Token], slugger: Any) -> dict[tuple[int, int], Headin
         line = token.map[0] if token.map else 0
         if token.type == "heading_open":
             display, anchor_text, explicit = _heading_text(tokens[i + 1])
-            anchor = explicit or slugger.slug(anchor_text)
+            anchor = explicit or heading_id(anchor_text)
             found[(i, 0)] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
         elif token.type == "html_block":
             for k, text in enumerate(token.content.split("\n")):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import SiteConfigError
+from .presets import DEFAULT_PRESET, PRESETS, Preset
 from .slugger import DEFAULT_SLUGGER, SLUGGERS
 
 SITE_FILE = "site.toml"
@@ -26,7 +27,21 @@ class SiteConfig:
     slugger: str = DEFAULT_SLUGGER
     search_url: str = ""
     default_version: str = ""
+    preset: str = DEFAULT_PRESET  # the site generator's rules: rehype-slug, docusaurus, starlight (presets.py)
+    maintain_case: bool = False  # heading ids keep letter case (a site that patches its generator so)
+    global_partials: str = ""  # folder of partials the site registers as global components (<Name /> without import)
+    built_dir: str = ""  # the built site (HTML); heading ids are taken from it where a heading matches
     fingerprint: str = ""  # hash of the config file; the index records what built it
+
+    @property
+    def rules(self) -> Preset:
+        """The preset's rules (URL and heading-id details of the site generator)."""
+        return PRESETS[self.preset]
+
+    @property
+    def slugger_name(self) -> str:
+        """The slugger rule headings use: `maintain_case` asks for the case-keeping one."""
+        return "github-case" if self.maintain_case else self.slugger
 
     @property
     def is_external(self) -> bool:
@@ -81,4 +96,14 @@ def load_site_config(content_dir: Path) -> SiteConfig:
         raise SiteConfigError(
             f"{path}: slugger {data['slugger']!r} is not one of {sorted(SLUGGERS)}"
         )
+    if data.get("preset", DEFAULT_PRESET) not in PRESETS:
+        raise SiteConfigError(f"{path}: preset {data['preset']!r} is not one of {sorted(PRESETS)}")
+    for key in ("trailing_slash", "maintain_case"):
+        if not isinstance(data.get(key, False), bool):
+            raise SiteConfigError(f"{path}: {key} must be true or false, got {data[key]!r}")
+    for key in ("built_dir", "global_partials"):
+        if not isinstance(data.get(key, ""), str):
+            raise SiteConfigError(f"{path}: {key} must be a path string, got {data[key]!r}")
+    if data.get("built_dir"):  # relative to the folder holding site.toml, so the config travels with the site
+        data["built_dir"] = str((path.parent / data["built_dir"]).resolve())
     return SiteConfig(**data, fingerprint=hashlib.sha256(raw).hexdigest()[:16])

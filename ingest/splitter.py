@@ -15,6 +15,7 @@ line gives parts that share that line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .documents import Block, Chunk, Page, SourceSpan
 from .ids import chunk_id, content_hash, doc_id
@@ -24,25 +25,37 @@ MAX_CHUNK_CHARS = 800
 
 def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     """All chunks of a page, in document order."""
-    line_offsets = _line_offsets(page.body)
     source_lines = page.body.split("\n")
+    offsets: dict[str, list[int]] = {}
     chunks: list[Chunk] = []
     for section in page.sections:
         if not section.blocks:
             continue
         pieces = [piece for block in section.blocks for piece in _cut(block, max_chars, source_lines)]
-        parts = _pack(tuple(pieces), max_chars)
+        parts = _pack(tuple(pieces), max_chars, file_of=lambda block: page.locate(block.line_start)[0])
         anchor = section.heading.anchor or "" if section.heading else ""
         for number, blocks in enumerate(parts, start=1):
             text = "\n\n".join(block.text for block in blocks)
             line_start = section.line_start if number == 1 else blocks[0].line_start
             line_end = (section.line_end if number == len(parts)
                         else max(parts[number][0].line_start, blocks[-1].line_end))
+            file = page.locate(blocks[0].line_start)[0]
+            if page.origins:  # partials spliced in: the span is in the file the part's text was written in
+                if page.locate(line_start)[0] != file:
+                    line_start = blocks[0].line_start
+                last = max(line_start, line_end - 1)
+                while last > line_start and page.locate(last)[0] != file:
+                    last -= 1
+                line_start, line_end = page.locate(line_start)[1], page.locate(last)[1] + 1
+            text_of_file = page.file_text(file)
+            if file not in offsets:
+                offsets[file] = _line_offsets(text_of_file)
+            line_offsets = offsets[file]
             span = SourceSpan(
                 line_start=line_start + 1,
                 line_end=max(line_start + 1, line_end),
                 start=line_offsets[line_start],
-                end=_span_end(line_offsets, page.body, line_end),
+                end=_span_end(line_offsets, text_of_file, line_end),
             )
             chunks.append(
                 Chunk(
@@ -53,7 +66,7 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
                     title=page.title,
                     heading_path=section.path,
                     text=text,
-                    source=page.source,
+                    source=file,
                     span=span,
                     doc_version=page.version,
                     hash=content_hash(page.title, " > ".join(section.path), text),
@@ -130,12 +143,16 @@ def _locate(texts: list[str], block: Block, source_lines: list[str]) -> list[tup
     return located
 
 
-def _pack(blocks: tuple[Block, ...], max_chars: int) -> list[list[Block]]:
-    """Greedy packing of whole blocks into parts of at most `max_chars` (a lone big block stays whole)."""
+def _pack(blocks: tuple[Block, ...], max_chars: int,
+          file_of: Callable[[Block], str] = lambda block: "") -> list[list[Block]]:
+    """Greedy packing of whole blocks into parts of at most `max_chars` (a lone big block stays whole).
+
+    A part never mixes text from two files (a page and a partial it renders), so its source span is one range.
+    """
     parts: list[list[Block]] = [[]]
     size = 0
     for block in blocks:
-        if parts[-1] and size + len(block.text) + 2 > max_chars:
+        if parts[-1] and (size + len(block.text) + 2 > max_chars or file_of(block) != file_of(parts[-1][-1])):
             parts.append([])
             size = 0
         parts[-1].append(block)
