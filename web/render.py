@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +34,7 @@ _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _URL_TRAPS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
+WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class Looked:
     handle: str
     title: str
     heading: str
-    href: str | None = None  # page#anchor, only for the sections a refusal lists as links
+    href: str | None = None  # page#anchor when that stays on the site
+    handles: tuple[str, ...] = ()  # every retrieved part of the section (a long section is split in several chunks)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,30 @@ class TurnView:
     sources: tuple[Source, ...]
     hidden: tuple[str, ...]
     related: tuple[Looked, ...] = ()  # for a refusal: the sections looked at, as links
+    asked: str = ""  # what the visitor typed; `question` is what was searched when a follow-up was rewritten
+
+    @property
+    def searched(self) -> str:
+        """The standalone question searched for, when it differs from what was typed ("Searched for: …")."""
+        return self.question if self.asked and self.asked != self.question else ""
+
+    @property
+    def markdown(self) -> str:
+        """The answer as Markdown for "Copy answer": each quote with its source link, then the sources."""
+        lines = [f"**{self.asked or self.question}**", ""]
+        for claim in self.claims:
+            for c in claim.cites:
+                quote = " ".join(c.quote.split())
+                lines.append(f"> {quote} [{c.number}]({c.href})" if c.href else f"> {quote} [{c.number}]")
+                lines.append("")
+            if not claim.repeats_quote:
+                lines += [claim.text, ""]
+        if self.sources:
+            lines.append("Sources:")
+            for s in self.sources:
+                name = " › ".join((s.title, *s.heading_path))
+                lines.append(f"{s.number}. [{name}]({s.href})" if s.href else f"{s.number}. {name}")
+        return "\n".join(lines).strip() + "\n"
 
 
 def turn_id(value: Any, default: str) -> str:
@@ -203,11 +229,25 @@ def section_path(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
     return path[1:] if path and path[0] == title else path
 
 
-def looked_at(rset: RetrievalSet | None) -> tuple[Looked, ...]:
+def looked_at(rset: RetrievalSet | None, site: SiteConfig | None = None) -> tuple[Looked, ...]:
+    """Each retrieved section once (its split parts grouped), in rank order, linked when the link stays on the site.
+
+    Repeats the viewer check, like `related`: a title or link of a chunk its reader may not read is never shown.
+    """
     if rset is None:
         return ()
-    return tuple(Looked(h.handle, h.chunk.title, " › ".join(section_path(h.chunk.title, h.chunk.heading_path)[-2:]))
-                 for h in rset.hits)
+    found: dict[str, Looked] = {}
+    for hit in rset.hits:
+        chunk = hit.chunk
+        if not rset.viewer.may_read(chunk.access):
+            continue
+        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
+        href = chunk.url if site is not None and is_site_url(chunk.url, site) else None
+        key = chunk.url or f"{chunk.title}\n{heading}"
+        seen = found.get(key)
+        found[key] = (Looked(hit.handle, chunk.title, heading, href, (hit.handle,)) if seen is None
+                      else replace(seen, handles=seen.handles + (hit.handle,)))
+    return tuple(found.values())
 
 
 def related(rset: RetrievalSet | None, site: SiteConfig, limit: int = RELATED_LIMIT) -> tuple[Looked, ...]:
@@ -272,17 +312,35 @@ def display_state(answer: Any, policy: str = "hide") -> str:
     return REFUSED
 
 
-def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> TurnView:
+def withheld_view(turn: Any) -> TurnView:
+    """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
+    state = STALE if turn.stale else WITHHELD
+    question = turn.asked if turn.stale else ""
+    return TurnView(tid=turn.answer_id, question=question, state=state, answer_id=turn.answer_id, looked_at=(),
+                    claims=(), sources=(), hidden=(), asked=question)
+
+
+def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display_state(answer, policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
+    if state in (VERIFIED, DEGRADED) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
+        return replace(withheld_view(_Stale(answer.id, asked or answer.question)), tid=tid)
     return TurnView(
-        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset),
+        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
+        asked=asked or answer.question,
     )
+
+
+@dataclass(frozen=True)
+class _Stale:
+    answer_id: str
+    asked: str
+    stale: bool = True
 
 
 def inline_code(text: str) -> Markup:
