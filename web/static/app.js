@@ -184,11 +184,19 @@
       var b = document.createElement("button"); b.type = "button"; b.className = "copy-code"; b.textContent = "Copy";
       b.setAttribute("aria-label", "Copy code"); wrap.appendChild(b);
     });
-    // "Looked at" folds to one line on small screens; the answer comes first.
-    if (small && small.matches) root.querySelectorAll("details.looked[open]").forEach(function (d) { d.open = false; });
+    // "Looked at" folds to one line on small screens (once per list: a visitor may open it again); the answer comes first.
+    root.querySelectorAll("details.looked:not([data-folded])").forEach(function (d) {
+      d.setAttribute("data-folded", "");
+      if (small && small.matches) d.open = false;
+    });
   }
-  document.addEventListener("htmx:afterSwap", function (e) { enhance(e.detail.target.parentNode || document); });
-  document.addEventListener("htmx:sseMessage", function (e) { var t = e.target.closest && e.target.closest(".turn"); enhance(t && t.parentNode || document); });
+  // Streamed and swapped fragments arrive by several routes (htmx swaps, SSE swaps): watch the DOM instead.
+  var scheduled = false;
+  new MutationObserver(function () {
+    if (scheduled) return;
+    scheduled = true;
+    (window.requestAnimationFrame || setTimeout)(function () { scheduled = false; enhance(document); });
+  }).observe(document.documentElement, { childList: true, subtree: true });
 
   // A new turn scrolls into view when it arrives.
   document.addEventListener("htmx:afterSwap", function (e) {
