@@ -344,6 +344,7 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
     target, question = staff_probe(world["targets"])
     staff_page = client.post("/ask", data={"question": question}, headers={HEADER: "staff"}).text
     answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', staff_page).group(1)
+    thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', staff_page).group(1)
     assert target.found_in(haystack(without_echo(staff_page, question)))
     audit = client.get(f"/answers/{answer_id}", headers={HEADER: "staff"})
     assert audit.status_code == 200 and target.found_in(haystack(audit.text))
@@ -352,6 +353,9 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
         for path in (f"/answers/{answer_id}", "/answers", f"/answers?q={quote_plus(question[:20])}"):
             response = client.get(path, headers=headers)
             assert response.status_code == 403 and not target.found_in(haystack(response.text)), (path, groups)
-        follow_up = client.post("/ask", data={"question": "How do I rotate a signing secret?", "thread": answer_id},
-                                headers=headers)
+        shared = client.get(f"/?thread={thread}", headers=headers)  # the staff thread's link, opened by others
+        assert shared.status_code == 200 and not target.found_in(haystack(shared.text)), groups
+        follow_up = client.post("/ask", data={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)
         assert follow_up.status_code == 200 and not target.found_in(haystack(follow_up.text)), groups
+        api = client.post("/api/ask", json={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)
+        assert api.status_code == 200 and not target.found_in(haystack(api.text)), groups
