@@ -13,7 +13,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -22,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -36,7 +35,7 @@ from retrieval.viewer import Viewer
 
 from . import render
 from .api import post_feedback, read_json
-from .audit_view import attempts, needs_lookup, readable_handles, redact
+from .staff import staff_routes
 from .docsearch import search_docs
 from .identity import IdentityError, read_viewer
 from .limits import InputLimits
@@ -196,6 +195,11 @@ def create_app(
         await asyncio.to_thread(services.threads.add, tid, answer, question)
         return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten})
 
+    async def widget(request: Request) -> Response:
+        """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
+        return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
+                            headers={"Cache-Control": "public, max-age=300"})
+
     async def healthz(request: Request) -> Response:
         groups = sorted(viewer_for(request).groups)  # the count of what this caller may read, never the total
         chunks = await asyncio.to_thread(lambda: services.store.count(groups=groups))
@@ -216,60 +220,8 @@ def create_app(
         results = search_docs(services.chunks, query, viewer_for(request)) if query else []
         return templates.TemplateResponse(request, "search.html", base(request) | {"query": query, "results": results})
 
-    def require_staff(request: Request) -> None:
-        if settings.staff_group not in viewer_for(request).groups:
-            raise HTTPException(403, "the audit view is for support staff")
-
-    def readable(record: dict[str, Any], groups: frozenset[str]) -> set[str]:
-        ids = needs_lookup(record, groups)
-        live = {c.id: c.hash for c in services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
-        return readable_handles(record, groups, live)
-
-    def listable(rows: list[dict[str, Any]], groups: frozenset[str], limit: int) -> list[dict[str, Any]]:
-        """Rows of answers whose every retrieved source the reader may read (the others are not listed)."""
-        out = []
-        for row in rows:
-            record = services.audit.get(row["id"])
-            if record is not None and len(readable(record, groups)) == len(record.get("retrieved") or []):
-                out.append(row)
-            if len(out) == limit:
-                break
-        return out
-
-    async def answers(request: Request) -> Response:
-        require_staff(request)
-        groups = viewer_for(request).groups
-        text = " ".join(str(request.query_params.get("q", "")).split())[:200]
-        state = request.query_params.get("state", "")
-        state = state if state in ("answered", "refused", "unverified") else ""
-        rated = request.query_params.get("feedback", "")
-        rated = rated if rated in ("up", "down", "any") else ""
-        audit = services.audit
-        rows = await asyncio.to_thread(audit.search, text, state, 500, rated) if audit else []
-        rows = await asyncio.to_thread(listable, rows, groups, 100)
-        rows = [r | {"when": _when(r["created"])} for r in rows]
-        return templates.TemplateResponse(request, "audit_search.html", base(request) | {
-            "rows": rows, "text": text, "state": state, "feedback": rated})
-
     async def feedback(request: Request) -> Response:
         return await post_feedback(request, services.audit, viewer_for(request).groups)
-
-    async def answer_view(request: Request) -> Response:
-        require_staff(request)
-        audit = services.audit
-        record = await asyncio.to_thread(audit.get, request.path_params["answer_id"]) if audit else None
-        if record is None:
-            raise HTTPException(404, "no such answer")
-        from answer.services import changed_sources
-
-        handles = await asyncio.to_thread(readable, record, viewer_for(request).groups)
-        changed = await asyncio.to_thread(changed_sources, services.store, record)
-        record = redact(record, handles)
-        shown = {c["chunk_id"] for claim in record.get("claims", []) for c in claim["citations"]}
-        record["changed_since"] = {cid: state for cid, state in changed.items() if cid in shown}
-        ratings = await asyncio.to_thread(audit.feedback, record["answer_id"])
-        return templates.TemplateResponse(request, "audit.html", base(request) | {
-            "record": record, "feedback": [f | {"when": _when(f["created"])} for f in ratings], "attempts": attempts(record), "created": _when(record.get("created", 0))})
 
     routes = [
         Route("/", index),
@@ -281,8 +233,8 @@ def create_app(
         Route("/docs/search", docs_search),
         Route("/docs/{path:path}", docs),
         Route("/docs", docs),
-        Route("/answers", answers),
-        Route("/answers/{answer_id}", answer_view),
+        *staff_routes(services, templates, base, viewer_for),
+        Route("/widget.js", widget),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
@@ -303,10 +255,6 @@ def create_app(
 def settings_base(base_url: str) -> str:
     """The prefix for links inside the bundled docs viewer: the site's own base URL, or /docs when pages live elsewhere."""
     return base_url if not base_url.startswith(("http://", "https://")) else "/docs"
-
-
-def _when(created: float) -> str:
-    return datetime.fromtimestamp(created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
 
 
 async def _answer(services: Services, question: str, viewer: Viewer, version: str | None = None) -> Any:

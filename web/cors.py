@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 # What the widget uses: its own files, the answer stream, the JSON API and feedback.
-_PATHS = re.compile(r"^/(?:static/widget\.(?:js|css)|ask/stream|api/ask|api/answers/[0-9a-f]{1,40}/feedback)$")
+_PATHS = re.compile(r"^/(?:widget\.js|static/widget\.(?:js|css)|ask/stream|api/ask|api/answers/[0-9a-f]{1,40}/feedback)$")
 MAX_AGE = b"600"
 
 

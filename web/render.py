@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
@@ -25,27 +24,16 @@ from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
 
+from .links import is_site_url, section_path
+from .looked import Looked, looked_at, related
 from .quotes import excerpt_html, quote_html
 
 log = logging.getLogger(__name__)
 
-RELATED_LIMIT = 4
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_URL_TRAPS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
 WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
-
-
-@dataclass(frozen=True)
-class Looked:
-    """One retrieved section as the "looked at" list names it (titles only, never scores)."""
-
-    handle: str
-    title: str
-    heading: str
-    href: str | None = None  # page#anchor when that stays on the site
-    handles: tuple[str, ...] = ()  # every retrieved part of the section (a long section is split in several chunks)
 
 
 @dataclass(frozen=True)
@@ -137,20 +125,6 @@ def turn_id(value: Any, default: str) -> str:
     return value if isinstance(value, str) and _TURN_ID.match(value) else default
 
 
-def is_site_url(url: str, site: SiteConfig) -> bool:
-    """True only for URLs under the site's base URL (the local viewer or the external docs host)."""
-    if _URL_TRAPS.search(url):  # browsers drop tabs/newlines and read a backslash as "/", so "/" + "\\evil" leaves the site
-        return False
-    base = site.base_url.rstrip("/")
-    if site.is_external:
-        want, got = urlsplit(base), urlsplit(url)
-        return (got.scheme, got.netloc) == (want.scheme, want.netloc) and (
-            got.path == want.path or got.path.startswith(want.path.rstrip("/") + "/"))
-    if url.startswith("//") or urlsplit(url).scheme:
-        return False
-    return url == base or url.startswith(base + "/") or url.startswith(base + "#") or (base == "" and url.startswith("/"))
-
-
 def resolve(rset: RetrievalSet, citation: Citation) -> Hit | None:
     """The hit a citation stands on, or None unless its handle, chunk, quote span and access all check out.
 
@@ -221,56 +195,6 @@ def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, num
     if not cites:
         return None
     return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=tuple(cites))
-
-
-def section_path(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
-    """The heading path below the page title (the title is shown on its own already)."""
-    path = tuple(heading_path)
-    return path[1:] if path and path[0] == title else path
-
-
-def looked_at(rset: RetrievalSet | None, site: SiteConfig | None = None) -> tuple[Looked, ...]:
-    """Each retrieved section once (its split parts grouped), in rank order, linked when the link stays on the site.
-
-    Repeats the viewer check, like `related`: a title or link of a chunk its reader may not read is never shown.
-    """
-    if rset is None:
-        return ()
-    found: dict[str, Looked] = {}
-    for hit in rset.hits:
-        chunk = hit.chunk
-        if not rset.viewer.may_read(chunk.access):
-            continue
-        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
-        href = chunk.url if site is not None and is_site_url(chunk.url, site) else None
-        key = chunk.url or f"{chunk.title}\n{heading}"
-        seen = found.get(key)
-        found[key] = (Looked(hit.handle, chunk.title, heading, href, (hit.handle,)) if seen is None
-                      else replace(seen, handles=seen.handles + (hit.handle,)))
-    return tuple(found.values())
-
-
-def related(rset: RetrievalSet | None, site: SiteConfig, limit: int = RELATED_LIMIT) -> tuple[Looked, ...]:
-    """The sections a refusal names, each once, linked to page#anchor when that stays on the site.
-
-    The retrieval set is already access-filtered; the viewer check is repeated
-    because a refusal must never title or link a chunk its reader may not read.
-    """
-    if rset is None:
-        return ()
-    found: dict[str, Looked] = {}
-    for hit in rset.hits:
-        chunk = hit.chunk
-        if not rset.viewer.may_read(chunk.access):
-            continue
-        href = chunk.url if is_site_url(chunk.url, site) else None
-        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
-        key = href or f"{chunk.title}\n{heading}"
-        if key not in found:
-            found[key] = Looked(hit.handle, chunk.title, heading, href)
-        if len(found) == limit:
-            break
-    return tuple(found.values())
 
 
 def same_text(a: str, b: str) -> bool:

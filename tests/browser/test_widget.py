@@ -81,7 +81,7 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str]]:
             "<!doctype html><html><head><meta charset=utf-8><title>Host docs</title>"
             "<style>* { font-family: serif !important; color: green !important; } .chip { display:none !important }</style>"
             "</head><body><h1>Host docs home</h1><p id=host-text>The host page's own content.</p>"
-            f'<script src="{server}/static/widget.js" data-label="Ask the docs"></script></body></html>')
+            f'<script src="{server}/widget.js" data-label="Ask the docs" defer></script></body></html>')
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", host_port), functools.partial(StaticSite, directory=str(www)))
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
