@@ -175,6 +175,14 @@ def create_app(
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    async def thread_fragment(request: Request) -> Response:
+        """A thread's turns as HTML for this viewer: the widget shows its conversation again after a page change."""
+        tid = thread_id(request.query_params.get("thread"))
+        views = await asyncio.to_thread(thread_views, tid, viewer_for(request)) if tid else []
+        turn = templates.get_template("_turn.html")
+        return HTMLResponse("".join(turn.render(base(request) | {"view": v}) for v in views),
+                            headers={"Cache-Control": "no-store"})
+
     async def api_ask(request: Request) -> Response:
         body = await read_json(request)
         if isinstance(body, Response):
@@ -227,6 +235,7 @@ def create_app(
         Route("/", index),
         Route("/ask", ask, methods=["POST"]),
         Route("/ask/stream", ask_stream),
+        Route("/ask/thread", thread_fragment),
         Route("/api/ask", api_ask, methods=["POST"]),
         Route("/api/answers/{answer_id}/feedback", feedback, methods=["POST"]),
         Route("/healthz", healthz),

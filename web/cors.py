@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# What the widget uses: its own files, the answer stream, the JSON API and feedback.
-_PATHS = re.compile(r"^/(?:widget\.js|static/widget\.(?:js|css)|ask/stream|api/ask|api/answers/[0-9a-f]{1,40}/feedback)$")
+# What the widget uses: its own files, the answer stream, its thread so far, the JSON API and feedback.
+_PATHS = re.compile(r"^/(?:widget\.js|static/widget\.(?:js|css)|ask/stream|ask/thread|api/ask|api/answers/[0-9a-f]{1,40}/feedback)$")
 MAX_AGE = b"600"
 
 

@@ -67,21 +67,22 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str]]:
     sync_index(corpus, store, real_embedder)
 
     www = root / "www"
-    for page in corpus.pages:  # the "real" docs site: static HTML with the same heading ids
-        out = www / "docs" / f"{page.slug}.html"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(f"<!doctype html><html><head><meta charset=utf-8><title>{page.title}</title>"
-                       f"<style>h2{{margin-top:900px}} button{{background:red !important}}</style></head>"
-                       f"<body><main>{render_html(page, link_base=host + '/docs')}</main></body></html>")
     settings = Settings(content_dir=content, data_dir=root / "data", cors_origins=host)
     retriever = open_retriever(settings, store=store, embedder=real_embedder)
     answerer = Answerer(retriever, ExtractiveGenerator(real_embedder), audit=SQLiteAuditLog(root / "answers.sqlite3"))
     with serve(create_app(settings, answerer=answerer, store=store)) as server:
+        tag = f'<script src="{server}/widget.js" data-label="Ask the docs" defer></script>'  # in the site's layout
+        for page in corpus.pages:  # the "real" docs site: static HTML with the same heading ids
+            out = www / "docs" / f"{page.slug}.html"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(f"<!doctype html><html><head><meta charset=utf-8><title>{page.title}</title>"
+                           f"<style>h2{{margin-top:900px}} button{{background:red !important}}</style>{tag}</head>"
+                           f"<body><main>{render_html(page, link_base=host + '/docs')}</main></body></html>")
         (www / "index.html").write_text(
             "<!doctype html><html><head><meta charset=utf-8><title>Host docs</title>"
             "<style>* { font-family: serif !important; color: green !important; } .chip { display:none !important }</style>"
             "</head><body><h1>Host docs home</h1><p id=host-text>The host page's own content.</p>"
-            f'<script src="{server}/widget.js" data-label="Ask the docs" defer></script></body></html>')
+            f"{tag}</body></html>")
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", host_port), functools.partial(StaticSite, directory=str(www)))
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
@@ -106,6 +107,9 @@ def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_a
     assert page.locator("#host-text").evaluate("e => getComputedStyle(e).fontFamily") == "serif"  # the host is untouched
     chip = turn.locator(".chip").first
     assert chip.is_visible()  # the host's `.chip { display:none }` never reaches the shadow root
+    style = "e => [getComputedStyle(e).color, getComputedStyle(e).fontFamily]"
+    assert turn.locator(".question").evaluate(style)[0] != "rgb(0, 128, 0)"  # nor does its `* { color: green }`
+    assert "serif" != turn.locator(".question").evaluate(style)[1]
     page.screenshot(path=str(shots / "40-widget-answer.png"))
     href = chip.get_attribute("href")
     assert href.startswith(host + "/docs/") and ":~:text=" in href
@@ -122,6 +126,13 @@ def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_a
     assert heading.evaluate("el => { const r = el.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }")
     doc.screenshot(path=str(shots / "41-widget-chip-on-host-page.png"))
     assert errors == []
+
+    page.goto(host + "/docs/getting-started/quickstart")  # another page of the host site, same tab
+    page.locator("#docs-chat-widget .launcher").click()
+    again = page.locator("#docs-chat-widget .turn[data-state=verified], #docs-chat-widget .turn[data-state=degraded]")
+    again.first.wait_for()
+    assert again.first.locator(".question").inner_text() == QUESTION  # the thread came back with the panel
+    assert again.first.locator(".chip").first.get_attribute("href").startswith(host + "/docs/")
 
 
 def test_the_widget_only_answers_allowlisted_origins_and_renders_hostile_input_as_text(page, sites):

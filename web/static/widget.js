@@ -103,6 +103,20 @@
     };
   }
 
+  // The thread survives page changes within the tab: show it again when the panel first opens.
+  var restored = false;
+  launcher.addEventListener("click", function () {
+    if (restored) return;
+    restored = true;
+    var stored = null;
+    try { stored = sessionStorage.getItem(KEY); } catch (err) { stored = null; }
+    if (!stored) return;
+    fetch(server + "/ask/thread?thread=" + encodeURIComponent(stored), { credentials: "omit" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (html) { if (html) thread.insertBefore(fragment(html), thread.firstChild); })
+      .catch(function () { /* the panel still works; only the earlier turns are missing */ });
+  });
+
   form.addEventListener("submit", function (e) {
     e.preventDefault();
     var question = input.value.replace(/\s+/g, " ").trim();
