@@ -353,8 +353,9 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
         for path in (f"/answers/{answer_id}", "/answers", f"/answers?q={quote_plus(question[:20])}"):
             response = client.get(path, headers=headers)
             assert response.status_code == 403 and not target.found_in(haystack(response.text)), (path, groups)
-        shared = client.get(f"/?thread={thread}", headers=headers)  # the staff thread's link, opened by others
-        assert shared.status_code == 200 and not target.found_in(haystack(shared.text)), groups
+        for path in (f"/?thread={thread}", f"/ask/thread?thread={thread}"):  # the staff thread's link, opened by others
+            shared = client.get(path, headers=headers)
+            assert shared.status_code == 200 and not target.found_in(haystack(shared.text)), (path, groups)
         follow_up = client.post("/ask", data={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)
         assert follow_up.status_code == 200 and not target.found_in(haystack(follow_up.text)), groups
         api = client.post("/api/ask", json={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)

@@ -188,6 +188,9 @@ def test_a_shared_thread_shows_a_visitor_only_turns_whose_every_source_they_may_
     shared = app.get(f"/?thread={thread}").text  # the link opened by an anonymous visitor
     assert "staff refund override" not in shared and "Overrides" not in shared and "90 days" not in shared
     assert "One turn of this conversation is not shown" in shared
+    fragment = app.get(f"/ask/thread?thread={thread}").text  # the widget's restore: the same rule
+    assert "staff refund override" not in fragment and "Overrides" not in fragment and 'data-state="withheld"' in fragment
+    assert "Overrides" in app.get(f"/ask/thread?thread={thread}", headers=staff).text
     page = app.post("/ask", data={"question": "Does it apply to annual plans?", "thread_id": thread}).text
     assert thread_of(page) != thread  # the visitor's follow-up forks: the staff thread is not theirs to extend
     assert "staff refund override" not in page and "Searched for" not in page  # nothing carried from a hidden turn
