@@ -13,7 +13,9 @@ no rebuild.
 
 from __future__ import annotations
 
+import logging
 import re
+import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
@@ -21,9 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from answer.audit import restore
+from answer.errors import AuditError
 from answer.followup import Turn
 from retrieval.viewer import Viewer
 
+log = logging.getLogger(__name__)
 MAX_TURNS = 20
 _THREAD_ID = re.compile(r"^[0-9a-f]{16}$")
 
@@ -81,7 +85,11 @@ class Threads:
     def rows(self, tid: str) -> list[dict[str, Any]]:
         audit = self._audit()
         if audit is not None:
-            return audit.thread(tid)[-MAX_TURNS:]
+            try:
+                return audit.thread(tid)[-MAX_TURNS:]
+            except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
+                log.error("could not read thread %s: %s", tid, exc)
+                return []
         with self._lock:
             return list(self._memory.get(tid, []))[-MAX_TURNS:]
 
@@ -91,7 +99,10 @@ class Threads:
         groups = answer.retrieval.viewer.groups
         audit = self._audit()
         if audit is not None:
-            audit.add_turn(tid, answer.id, asked, answer.question, groups)
+            try:
+                audit.add_turn(tid, answer.id, asked, answer.question, groups)
+            except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
+                log.exception("could not add answer %s to thread %s", answer.id, tid)
             return
         with self._lock:
             self._memory.setdefault(tid, []).append(

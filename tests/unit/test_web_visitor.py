@@ -125,3 +125,14 @@ def test_only_allowlisted_origins_get_cors_and_never_credentials(tmp_path):
         response = app.get(path, headers={"Origin": origin} | STAFF)
         assert "access-control-allow-origin" not in response.headers, (origin, path)
     assert "access-control-allow-origin" in app.get("/static/widget.js", headers={"Origin": "https://docs.example.com"}).headers
+
+
+def test_a_broken_answer_log_costs_the_thread_never_the_answer(tmp_path, caplog):
+    (tmp_path / "answers.sqlite3").mkdir()  # the log path is a directory: every read and write fails
+    app, _ = app_with(tmp_path, GOOD, GOOD)
+    first = app.post("/api/ask", json={"question": "refund window?"})
+    assert first.status_code == 200 and first.json()["state"] == "answered"
+    again = app.post("/api/ask", json={"question": "Is it longer for annual plans?", "thread_id": first.json()["thread_id"]})
+    assert again.status_code == 200 and not again.json()["rewritten"]  # no history could be read: asked as typed
+    assert app.get(f"/?thread={first.json()['thread_id']}").status_code == 200
+    assert "could not add answer" in caplog.text
