@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import http.server
 import shutil
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,7 +42,7 @@ class StaticSite(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str]]:
+def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
     from answer.audit import SQLiteAuditLog
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
@@ -87,13 +88,13 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str]]:
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
         try:
-            yield host, server
+            yield host, server, root
         finally:
             httpd.shutdown()
 
 
 def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_at_the_heading(page, sites, shots):
-    host, server = sites
+    host, server, root = sites
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(host + "/")
@@ -127,18 +128,28 @@ def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_a
     doc.screenshot(path=str(shots / "41-widget-chip-on-host-page.png"))
     assert errors == []
 
+    turn = widget.locator(".turn[data-answer-id]").first
+    page.mouse.move(5, 5)  # off the chip: its hover card closes
+    turn.locator(".rate[data-rating=down]").click()
+    turn.locator(".feedback-reason input").fill("asked from the widget")
+    turn.locator(".feedback-reason button").click()
+    turn.locator(".feedback-status", has_text="Thanks").wait_for()  # stored cross-origin, without cookies
+    page.screenshot(path=str(shots / "42-widget-feedback.png"))
+
     page.goto(host + "/docs/getting-started/quickstart")  # another page of the host site, same tab
     page.locator("#docs-chat-widget .launcher").click()
     again = page.locator("#docs-chat-widget .turn[data-state=verified], #docs-chat-widget .turn[data-state=degraded]")
     again.first.wait_for()
     assert again.first.locator(".question").inner_text() == QUESTION  # the thread came back with the panel
     assert again.first.locator(".chip").first.get_attribute("href").startswith(host + "/docs/")
+    rated = sqlite3.connect(root / "answers.sqlite3").execute("SELECT rating, reason, groups FROM feedback").fetchall()
+    assert rated == [("down", "asked from the widget", "public")]
 
 
 def test_the_widget_only_answers_allowlisted_origins_and_renders_hostile_input_as_text(page, sites):
     import httpx
 
-    host, server = sites
+    host, server, _ = sites
     allowed = httpx.options(server + "/api/ask", headers={"Origin": host, "Access-Control-Request-Method": "POST"})
     assert allowed.status_code == 204 and allowed.headers["access-control-allow-origin"] == host
     assert "access-control-allow-credentials" not in allowed.headers

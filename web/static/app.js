@@ -46,6 +46,8 @@
     // Remember which quote a source link was opened for, so the docs viewer can mark it even where
     // the browser hides or ignores the text fragment.
     var link = e.target.closest && e.target.closest("a[data-quote]");
+    // The source opens in a new tab; its card must not cover the answer when the visitor comes back.
+    if (link && link.closest(".cite")) link.closest(".cite").classList.add("closed");
     if (link) {
       try {
         localStorage.setItem(PENDING, JSON.stringify({ path: new URL(link.href, location.href).pathname,

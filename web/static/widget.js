@@ -51,7 +51,7 @@
     node.querySelectorAll("a[href^='/']").forEach(function (a) {
       if (a.getAttribute("href").indexOf("//") !== 0) a.setAttribute("href", server + a.getAttribute("href"));
     });
-    node.querySelectorAll("form, .turn-foot, .audit-link").forEach(function (f) { f.remove(); });
+    node.querySelectorAll("form:not(.feedback-reason), .audit-link").forEach(function (f) { f.remove(); });
     return node;
   }
   function fragment(html) {
@@ -130,7 +130,39 @@
     if (x) { x.closest(".cite").classList.remove("open"); x.closest(".cite").classList.add("closed"); return; }
     var chip = e.target.closest(".chip"), coarse = window.matchMedia && matchMedia("(pointer: coarse)").matches;
     root.querySelectorAll(".cite.open").forEach(function (c) { if (!chip || !c.contains(chip)) c.classList.remove("open"); });
-    if (chip && coarse && !chip.closest(".cite").classList.contains("open")) { e.preventDefault(); chip.closest(".cite").classList.add("open"); }
+    if (chip && coarse && !chip.closest(".cite").classList.contains("open")) { e.preventDefault(); chip.closest(".cite").classList.add("open"); return; }
+    var followed = e.target.closest(".cite a[href]");  // the source opened in a new tab: the card must not cover the panel on return
+    if (followed) { followed.closest(".cite").classList.remove("open"); followed.closest(".cite").classList.add("closed"); }
+  });
+  // Feedback and copy, as on the chat page: JSON to this server (CORS, no cookies).
+  function sendFeedback(box, rating, reason) {
+    var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
+    return fetch(server + "/api/answers/" + encodeURIComponent(id) + "/feedback", {
+      method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ rating: rating, reason: reason || "" })
+    }).then(function (r) {
+      if (!r.ok) throw new Error(String(r.status));
+      status.textContent = "Thanks, your feedback was sent.";
+      box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
+    }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
+  }
+  root.addEventListener("click", function (e) {
+    var rate = e.target.closest(".feedback .rate");
+    if (rate) {
+      var box = rate.closest(".feedback");
+      box.querySelectorAll(".rate").forEach(function (b) { b.setAttribute("aria-pressed", String(b === rate)); });
+      if (rate.getAttribute("data-rating") === "up") sendFeedback(box, "up", "");
+      else { var f = box.querySelector(".feedback-reason"); f.hidden = false; f.querySelector("input").focus(); }
+      return;
+    }
+    var copy = e.target.closest(".copy-answer");
+    if (copy && navigator.clipboard) navigator.clipboard.writeText(copy.getAttribute("data-markdown")).then(function () { copy.textContent = "Copied"; });
+  });
+  root.addEventListener("submit", function (e) {
+    var form = e.target.closest(".feedback-reason");
+    if (!form) return;
+    e.preventDefault();
+    sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
   });
   root.addEventListener("mouseover", function (e) { var c = e.target.closest(".cite"); if (c) c.classList.remove("closed"); });
 })();
