@@ -81,11 +81,14 @@ def create_app(
         return [view(t.answer, None, t.asked) if t.answer is not None else render.withheld_view(t)
                 for t in services.threads.turns(tid, viewer)]
 
-    def page(request: Request, tid: str | None, viewer: Viewer, version: str | None, **extra: Any) -> Response:
+    def page(request: Request, tid: str | None, viewer: Viewer, version: str | None, latest: Any = None,
+             asked: str = "") -> Response:
         turns = thread_views(tid, viewer) if tid else []
+        if latest is not None and all(t.answer_id != latest.id for t in turns):
+            turns.append(view(latest, None, asked))  # the thread could not be stored: the answer is still shown
         return templates.TemplateResponse(request, "index.html", base(request) | {
             "turns": turns, "suggestions": [] if turns else services.suggestions(), "version": version,
-            "thread_id": tid if turns else ""} | extra)
+            "thread_id": tid if turns else ""})
 
     async def index(request: Request) -> Response:
         version = read_version(request.query_params.get("version"), services.corpus)
@@ -116,7 +119,7 @@ def create_app(
         rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
         answer = await _answer(services, rewritten.question, viewer, version)
         await asyncio.to_thread(services.threads.add, tid, answer, question)
-        return await asyncio.to_thread(page, request, tid, viewer, version)
+        return await asyncio.to_thread(page, request, tid, viewer, version, answer, question)
 
     async def ask_stream(request: Request) -> Response:
         context = base(request)

@@ -129,10 +129,12 @@ def test_only_allowlisted_origins_get_cors_and_never_credentials(tmp_path):
 
 def test_a_broken_answer_log_costs_the_thread_never_the_answer(tmp_path, caplog):
     (tmp_path / "answers.sqlite3").mkdir()  # the log path is a directory: every read and write fails
-    app, _ = app_with(tmp_path, GOOD, GOOD)
+    app, _ = app_with(tmp_path, GOOD, GOOD, GOOD)
     first = app.post("/api/ask", json={"question": "refund window?"})
     assert first.status_code == 200 and first.json()["state"] == "answered"
     again = app.post("/api/ask", json={"question": "Is it longer for annual plans?", "thread_id": first.json()["thread_id"]})
     assert again.status_code == 200 and not again.json()["rewritten"]  # no history could be read: asked as typed
     assert app.get(f"/?thread={first.json()['thread_id']}").status_code == 200
+    page = app.post("/ask", data={"question": "refund window?"}).text  # without JavaScript: the page shows the answer
+    assert 'data-state="verified"' in page and f"<blockquote>{QUOTE}</blockquote>" in page
     assert "could not add answer" in caplog.text
