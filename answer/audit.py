@@ -4,6 +4,9 @@ Support staff open a past answer and see the question, the viewer's groups,
 the whole retrieval set (ids, versions, hashes, text), the raw drafts, the
 verified claims and why anything was dropped. Comparing the stored chunk
 hashes with the live index tells them when a cited source changed since.
+The same database holds the conversation threads (which answers, in which
+order, what the visitor typed and what was searched) and visitors' feedback,
+so a bad answer reaches staff together with everything needed to judge it.
 """
 
 from __future__ import annotations
@@ -11,13 +14,19 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from ingest.documents import Chunk
+from retrieval.search import Hit, RetrievalSet
+from retrieval.viewer import Viewer
+
 from .errors import AuditError
 from .pipeline import Answer
+from .verify import Citation, Claim
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -31,7 +40,27 @@ CREATE TABLE IF NOT EXISTS answers (
     record TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS answers_created ON answers (created DESC);
+CREATE TABLE IF NOT EXISTS turns (
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    answer_id TEXT NOT NULL,
+    asked TEXT NOT NULL,
+    question TEXT NOT NULL,
+    groups TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (thread_id, position)
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    answer_id TEXT NOT NULL,
+    rating TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    groups TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
 """
+RATINGS = ("up", "down")
+MAX_REASON_CHARS = 500
 
 
 class SQLiteAuditLog:
@@ -86,12 +115,24 @@ class SQLiteAuditLog:
             row = connection.execute("SELECT record FROM answers WHERE id = ?", (answer_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def search(self, text: str = "", state: str = "", limit: int = 50) -> list[dict[str, Any]]:
-        """Recent answers, newest first, filtered by question text and state."""
+    def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "") -> list[dict[str, Any]]:
+        """Recent answers, newest first, filtered by question text, state and feedback ("up", "down", "any").
+
+        Each row carries its thumbs-up and thumbs-down counts; with `feedback="down"` the list is the
+        bad-answers queue, most recently answered first.
+        """
         if not self.path.exists():
             return []
-        query = "SELECT id, created, question, groups, state, degraded FROM answers WHERE 1=1"
+        query = ("SELECT id, created, question, groups, state, degraded,"
+                 " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'up'),"
+                 " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down')"
+                 " FROM answers WHERE 1=1")
         args: list[Any] = []
+        if feedback in RATINGS:
+            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = ?)"
+            args.append(feedback)
+        elif feedback == "any":
+            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id)"
         if text:
             query += " AND question LIKE ? ESCAPE '\\'"
             args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
@@ -102,5 +143,78 @@ class SQLiteAuditLog:
         args.append(limit)
         with self._connect() as connection:
             rows = connection.execute(query, args).fetchall()
-        keys = ("id", "created", "question", "groups", "state", "degraded")
+        keys = ("id", "created", "question", "groups", "state", "degraded", "up", "down")
         return [dict(zip(keys, row)) for row in rows]
+
+    # -- threads ---------------------------------------------------------------------------------------
+
+    def add_turn(self, thread_id: str, answer_id: str, asked: str, question: str, groups: frozenset[str]) -> None:
+        """Append an answer to a thread (the position is the next free one, so concurrent turns never collide)."""
+        try:
+            with self._lock, self._connect() as connection:
+                connection.execute(
+                    "INSERT INTO turns SELECT ?, COALESCE(MAX(position), 0) + 1, ?, ?, ?, ?, strftime('%s','now')"
+                    " FROM turns WHERE thread_id = ?",
+                    (thread_id, answer_id, asked, question, ",".join(sorted(groups)), thread_id))
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditError(f"cannot add answer {answer_id} to thread {thread_id} in {self.path}: {exc}") from exc
+
+    def thread(self, thread_id: str) -> list[dict[str, Any]]:
+        """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups."""
+        if not self.path.exists():
+            return []
+        with self._connect() as connection:
+            rows = connection.execute("SELECT answer_id, asked, question, groups FROM turns WHERE thread_id = ?"
+                                      " ORDER BY position", (thread_id,)).fetchall()
+        return [{"answer_id": a, "asked": q, "question": s, "groups": frozenset(g.split(",")) if g else frozenset()}
+                for a, q, s, g in rows]
+
+    # -- feedback --------------------------------------------------------------------------------------
+
+    def add_feedback(self, answer_id: str, rating: str, reason: str, groups: frozenset[str]) -> None:
+        """Store a visitor's thumbs up or down (and optional reason) beside the answer it is about."""
+        if rating not in RATINGS:
+            raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
+        try:
+            with self._lock, self._connect() as connection:
+                connection.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, strftime('%s','now'))",
+                                   (answer_id, rating, reason[:MAX_REASON_CHARS], ",".join(sorted(groups))))
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditError(f"cannot store feedback on answer {answer_id} in {self.path}: {exc}") from exc
+
+    def feedback(self, answer_id: str) -> list[dict[str, Any]]:
+        """Every feedback entry on one answer, oldest first."""
+        if not self.path.exists():
+            return []
+        with self._connect() as connection:
+            rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = ?"
+                                      " ORDER BY rowid", (answer_id,)).fetchall()
+        return [{"rating": r, "reason": why, "groups": g, "created": float(c)} for r, why, g, c in rows]
+
+
+def restore(record: dict[str, Any], viewer: Viewer, live: Sequence[Chunk]) -> Answer:
+    """A stored answer rebuilt for `viewer` from the live index, for a reloaded or shared thread.
+
+    Only chunks the live index still holds, readable by this viewer and with the
+    hash the answer saw, come back as hits; citations are kept as recorded, so
+    the web layer's resolve gate drops every one whose chunk did not come back
+    (or whose quote no longer sits at its offsets): what the opener may not
+    read, or what changed since, is never shown from the old record.
+    """
+    current = {c.id: c for c in live if viewer.may_read(c.access)}
+    hits = tuple(Hit(r["handle"], current[r["id"]], 0.0) for r in record.get("retrieved") or []
+                 if r.get("id") in current and current[r["id"]].hash == r.get("hash"))
+    rset = RetrievalSet(id=str(record.get("answer_id", "")), question=str(record.get("question", "")), viewer=viewer, hits=hits)
+    claims = tuple(
+        Claim(text=c["text"], status=c["status"], stitched=bool(c.get("stitched")), reasons=tuple(c.get("reasons") or ()),
+              role=c.get("role", ""), citations=tuple(
+                  Citation(**{k: v for k, v in cit.items() if k in _CITATION_FIELDS} | {"heading_path": tuple(cit.get("heading_path") or ())})
+                  for cit in c.get("citations") or []))
+        for c in record.get("claims") or [])
+    return Answer(id=str(record.get("answer_id", "")), question=rset.question, state=str(record.get("state", "refused")),
+                  claims=claims, retrieval=rset, degraded=bool(record.get("degraded")),
+                  model_unavailable=bool(record.get("model_unavailable")), generator=str(record.get("generator", "")),
+                  created=float(record.get("created") or 0.0))
+
+
+_CITATION_FIELDS = frozenset(f.name for f in fields(Citation))

@@ -34,6 +34,7 @@ class Settings:
     support_judge: str = "deterministic"  # or "llm": the LLM_MODEL judges claim support (deterministic fallback)
     unverified_policy: str = "hide"  # hide (show state, text behind a toggle) or refuse
     frame_ancestors: str = ""  # extra origins allowed to frame the UI (the docs site's origin is always allowed)
+    cors_origins: str = ""  # space-separated origins whose pages may embed the widget (cross-origin API calls, no cookies)
 
     @property
     def models_dir(self) -> Path:
@@ -93,4 +94,5 @@ class Settings:
             identity_header=env.get("IDENTITY_HEADER", "").strip(),
             unverified_policy=policy,
             frame_ancestors=env.get("FRAME_ANCESTORS", "").strip(),
+            cors_origins=env.get("CORS_ORIGINS", "").strip(),
         )

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -22,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -35,14 +34,17 @@ from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableErr
 from retrieval.viewer import Viewer
 
 from . import render
-from .audit_view import attempts, needs_lookup, readable_handles, redact
+from .api import post_feedback, read_json
+from .staff import staff_routes
 from .docsearch import search_docs
 from .identity import IdentityError, read_viewer
 from .limits import InputLimits
+from .cors import CORS, allowed_origins
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services
 from .questions import QuestionError, read_question
 from .stream import sse
+from .thread import new_thread_id, thread_id
 
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
@@ -71,90 +73,143 @@ def create_app(
     def base(request: Request) -> dict[str, Any]:
         return {"site": services.corpus.site, "staff": settings.staff_group in viewer_for(request).groups}
 
-    def view(answer: Any, tid: str | None = None) -> render.TurnView:
-        return render.turn_view(answer, services.corpus.site, tid or answer.id, policy)
+    def view(answer: Any, tid: str | None = None, asked: str = "") -> render.TurnView:
+        return render.turn_view(answer, services.corpus.site, tid or answer.id, policy, asked=asked)
+
+    def thread_views(tid: str, viewer: Viewer) -> list[Any]:
+        """The thread's turns as this viewer may see them (rebuilt for their groups, or withheld)."""
+        return [view(t.answer, None, t.asked) if t.answer is not None else render.withheld_view(t)
+                for t in services.threads.turns(tid, viewer)]
+
+    def page(request: Request, tid: str | None, viewer: Viewer, version: str | None, latest: Any = None,
+             asked: str = "") -> Response:
+        turns = thread_views(tid, viewer) if tid else []
+        if latest is not None and all(t.answer_id != latest.id for t in turns):
+            turns.append(view(latest, None, asked))  # the thread could not be stored: the answer is still shown
+        return templates.TemplateResponse(request, "index.html", base(request) | {
+            "turns": turns, "suggestions": [] if turns else services.suggestions(), "version": version,
+            "thread_id": tid if turns else ""})
 
     async def index(request: Request) -> Response:
-        return templates.TemplateResponse(request, "index.html", base(request) | {
-            "turns": [], "suggestions": services.suggestions(),
-            "version": read_version(request.query_params.get("version"), services.corpus)})
+        version = read_version(request.query_params.get("version"), services.corpus)
+        tid = thread_id(request.query_params.get("thread"))
+        return await asyncio.to_thread(page, request, tid, viewer_for(request), version)
 
     async def ask(request: Request) -> Response:
         form = await request.form()
         try:
             question = read_question(form.get("question"))
         except QuestionError as exc:
-            return _error_fragment(request, templates, str(exc), 400)
+            response = _error_fragment(request, templates, str(exc), 400)
+            if request.headers.get("HX-Request"):  # shown under the composer, gone with the next question
+                response.headers.update({"HX-Retarget": "#ask-error", "HX-Reswap": "innerHTML"})
+            return response
         viewer = viewer_for(request)
         version = read_version(form.get("version"), services.corpus)
+        given = thread_id(form.get("thread_id"))
+        tid = await asyncio.to_thread(services.threads.fork, given, viewer) if given else new_thread_id()
         if request.headers.get("HX-Request"):
-            tid = uuid.uuid4().hex[:12]
-            url = "/ask/stream?" + urlencode({"question": question, "turn": tid} | ({"version": version} if version else {}))
-            return templates.TemplateResponse(request, "_pending.html", {"tid": tid, "question": question, "stream_url": url})
-        answer = await _answer(services, question, viewer, version)
-        services.turns.put(answer)
-        earlier = services.turns.thread([str(i) for i in form.getlist("thread")], viewer)
-        turns = [view(a) for a in earlier if a.id != answer.id] + [view(answer)]
-        return templates.TemplateResponse(request, "index.html", base(request) | {"turns": turns, "suggestions": [], "version": version})
+            turn = uuid.uuid4().hex[:12]
+            url = "/ask/stream?" + urlencode({"question": question, "turn": turn, "thread": tid}
+                                             | ({"version": version} if version else {}))
+            response = templates.TemplateResponse(request, "_pending.html", {
+                "tid": turn, "question": question, "stream_url": url, "thread_id": tid})
+            response.headers["HX-Replace-Url"] = "/?" + urlencode({"thread": tid} | ({"version": version} if version else {}))
+            return response
+        rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
+        answer = await _answer(services, rewritten.question, viewer, version)
+        await asyncio.to_thread(services.threads.add, tid, answer, question)
+        return await asyncio.to_thread(page, request, tid, viewer, version, answer, question)
 
     async def ask_stream(request: Request) -> Response:
         context = base(request)
         tid = render.turn_id(request.query_params.get("turn"), uuid.uuid4().hex[:12])
+        asked = str(request.query_params.get("question") or "")
 
         def fragment(name: str, **extra: Any) -> str:
             return templates.get_template(name).render(context | extra)
 
+        def failed(message: str, **extra: Any) -> str:
+            return fragment("_failed.html", tid=tid, question=asked, message=message,
+                            thread_id=thread_id(request.query_params.get("thread")) or "", **extra)
+
         async def events() -> AsyncIterator[str]:
             if request.headers.get("last-event-id"):  # a reconnect: the answer was cut off; never replay a question
-                yield sse("done", fragment("_error.html", message="The connection dropped. Please ask again."), 1)
+                yield sse("done", failed("The connection dropped before the answer was complete."), 1)
                 return
             try:
                 question = read_question(request.query_params.get("question"))
+                viewer = viewer_for(request)
                 answerer = await asyncio.to_thread(lambda: services.answerer)
+                given = request.query_params.get("thread")
+                thread = (await asyncio.to_thread(services.threads.fork, t, viewer)
+                          if (t := thread_id(given)) else new_thread_id() if given == "new" else None)
+                if thread:
+                    yield sse("thread", thread, 0)
+                rewritten = await asyncio.to_thread(services.rewrite, question, thread, viewer)
                 rset, number, claims = None, 0, 0
                 numbers = render.ChipNumbers()  # the turn's chip labels, in reading order across its claim events
                 version = read_version(request.query_params.get("version"), services.corpus)
-                async for event in iterate_in_threadpool(answerer.events(question, viewer_for(request), version=version)):
+                async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
                     number += 1
                     if event.kind == "retrieved":
                         rset = event.retrieval
-                        yield sse("retrieved", fragment("_looked_at.html", looked=render.looked_at(rset)), number)
+                        yield sse("retrieved", fragment("_looked_at.html", looked=render.looked_at(rset, context["site"]),
+                                                        searched=rewritten.question if rewritten.rewritten else ""), number)
                     elif event.kind == "claim" and rset is not None:
                         claims += 1
                         claim = render.claim_view(event.claim, rset, context["site"], tid, claims, numbers)
                         if claim is not None:
                             yield sse("claim", fragment("_claim.html", claim=claim), number)
                     elif event.kind == "done":
-                        services.turns.put(event.answer)
-                        yield sse("done", fragment("_turn.html", view=view(event.answer, tid)), number)
+                        services.threads.cache.put(event.answer)
+                        if thread:
+                            await asyncio.to_thread(services.threads.add, thread, event.answer, question)
+                        yield sse("done", fragment("_turn.html", view=view(event.answer, tid, question)), number)
             except QuestionError as exc:
-                yield sse("done", fragment("_error.html", message=str(exc)), 1)
+                yield sse("done", failed(str(exc), retry=False), 1)
             except (StoreUnavailableError, IndexMismatchError) as exc:
                 log.error("service unavailable: %s", exc)
-                yield sse("done", fragment("_error.html", message=UNAVAILABLE), 1)
+                yield sse("done", failed(UNAVAILABLE), 1)
             except Exception:
                 log.exception("streaming answer failed")
-                yield sse("done", fragment("_error.html", message="Something went wrong; it has been logged."), 1)
+                yield sse("done", failed("Something went wrong; it has been logged."), 1)
 
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    async def thread_fragment(request: Request) -> Response:
+        """A thread's turns as HTML for this viewer: the widget shows its conversation again after a page change."""
+        tid = thread_id(request.query_params.get("thread"))
+        views = await asyncio.to_thread(thread_views, tid, viewer_for(request)) if tid else []
+        turn = templates.get_template("_turn.html")
+        return HTMLResponse("".join(turn.render(base(request) | {"view": v}) for v in views),
+                            headers={"Cache-Control": "no-store"})
+
     async def api_ask(request: Request) -> Response:
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json" and not kind.endswith("+json"):  # a text/plain post is a cross-site "simple request"
-            return JSONResponse({"error": f"the body must be JSON sent as application/json, got {kind or 'no content type'!r}"},
-                                status_code=415)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
         try:
-            body = await request.json()
-        except Exception:
-            return JSONResponse({"error": "the body must be JSON: {\"question\": \"…\"}"}, status_code=400)
-        try:
-            question = read_question(body.get("question") if isinstance(body, dict) else None)
+            question = read_question(body.get("question"))
         except QuestionError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        viewer = viewer_for(request)
         version = read_version(body.get("version"), services.corpus)
-        answer = await _answer(services, question, viewer_for(request), version)
-        return JSONResponse(answer.to_dict())
+        given = body.get("thread_id")
+        if given is not None and thread_id(given) is None:
+            return JSONResponse({"error": f"thread_id must be one this server returned (16 hex digits), got {str(given)[:40]!r}"},
+                                status_code=400)
+        tid = await asyncio.to_thread(services.threads.fork, given, viewer) if given else new_thread_id()
+        rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
+        answer = await _answer(services, rewritten.question, viewer, version)
+        await asyncio.to_thread(services.threads.add, tid, answer, question)
+        return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten})
+
+    async def widget(request: Request) -> Response:
+        """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
+        return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
+                            headers={"Cache-Control": "public, max-age=300"})
 
     async def healthz(request: Request) -> Response:
         groups = sorted(viewer_for(request).groups)  # the count of what this caller may read, never the total
@@ -176,72 +231,30 @@ def create_app(
         results = search_docs(services.chunks, query, viewer_for(request)) if query else []
         return templates.TemplateResponse(request, "search.html", base(request) | {"query": query, "results": results})
 
-    def require_staff(request: Request) -> None:
-        if settings.staff_group not in viewer_for(request).groups:
-            raise HTTPException(403, "the audit view is for support staff")
-
-    def readable(record: dict[str, Any], groups: frozenset[str]) -> set[str]:
-        ids = needs_lookup(record, groups)
-        live = {c.id: c.hash for c in services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
-        return readable_handles(record, groups, live)
-
-    def listable(rows: list[dict[str, Any]], groups: frozenset[str], limit: int) -> list[dict[str, Any]]:
-        """Rows of answers whose every retrieved source the reader may read (the others are not listed)."""
-        out = []
-        for row in rows:
-            record = services.audit.get(row["id"])
-            if record is not None and len(readable(record, groups)) == len(record.get("retrieved") or []):
-                out.append(row)
-            if len(out) == limit:
-                break
-        return out
-
-    async def answers(request: Request) -> Response:
-        require_staff(request)
-        groups = viewer_for(request).groups
-        text = " ".join(str(request.query_params.get("q", "")).split())[:200]
-        state = request.query_params.get("state", "")
-        state = state if state in ("answered", "refused", "unverified") else ""
-        audit = services.audit
-        rows = await asyncio.to_thread(audit.search, text, state, 500) if audit else []
-        rows = await asyncio.to_thread(listable, rows, groups, 100)
-        rows = [r | {"when": _when(r["created"])} for r in rows]
-        return templates.TemplateResponse(request, "audit_search.html", base(request) | {
-            "rows": rows, "text": text, "state": state})
-
-    async def answer_view(request: Request) -> Response:
-        require_staff(request)
-        audit = services.audit
-        record = await asyncio.to_thread(audit.get, request.path_params["answer_id"]) if audit else None
-        if record is None:
-            raise HTTPException(404, "no such answer")
-        from answer.services import changed_sources
-
-        handles = await asyncio.to_thread(readable, record, viewer_for(request).groups)
-        changed = await asyncio.to_thread(changed_sources, services.store, record)
-        record = redact(record, handles)
-        shown = {c["chunk_id"] for claim in record.get("claims", []) for c in claim["citations"]}
-        record["changed_since"] = {cid: state for cid, state in changed.items() if cid in shown}
-        return templates.TemplateResponse(request, "audit.html", base(request) | {
-            "record": record, "attempts": attempts(record), "created": _when(record.get("created", 0))})
+    async def feedback(request: Request) -> Response:
+        return await post_feedback(request, services.audit, viewer_for(request).groups)
 
     routes = [
         Route("/", index),
         Route("/ask", ask, methods=["POST"]),
         Route("/ask/stream", ask_stream),
+        Route("/ask/thread", thread_fragment),
         Route("/api/ask", api_ask, methods=["POST"]),
+        Route("/api/answers/{answer_id}/feedback", feedback, methods=["POST"]),
         Route("/healthz", healthz),
         Route("/docs/search", docs_search),
         Route("/docs/{path:path}", docs),
         Route("/docs", docs),
-        Route("/answers", answers),
-        Route("/answers/{answer_id}", answer_view),
+        *staff_routes(services, templates, base, viewer_for),
+        Route("/widget.js", widget),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
         return content_security_policy(frame_ancestors(settings.frame_ancestors, services.corpus.site.base_url))
 
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)],
+    middleware = [Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
+                  Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)]
+    app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={
         StoreUnavailableError: _unavailable, IndexMismatchError: _unavailable, QueryError: _bad_question,
         IdentityError: _bad_request(templates),
@@ -254,10 +267,6 @@ def create_app(
 def settings_base(base_url: str) -> str:
     """The prefix for links inside the bundled docs viewer: the site's own base URL, or /docs when pages live elsewhere."""
     return base_url if not base_url.startswith(("http://", "https://")) else "/docs"
-
-
-def _when(created: float) -> str:
-    return datetime.fromtimestamp(created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
 
 
 async def _answer(services: Services, question: str, viewer: Viewer, version: str | None = None) -> Any:

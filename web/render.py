@@ -14,10 +14,9 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
@@ -25,25 +24,16 @@ from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
 
+from .links import is_site_url, section_path
+from .looked import Looked, looked_at, related
 from .quotes import excerpt_html, quote_html
 
 log = logging.getLogger(__name__)
 
-RELATED_LIMIT = 4
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_URL_TRAPS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
-
-
-@dataclass(frozen=True)
-class Looked:
-    """One retrieved section as the "looked at" list names it (titles only, never scores)."""
-
-    handle: str
-    title: str
-    heading: str
-    href: str | None = None  # page#anchor, only for the sections a refusal lists as links
+WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
 
 
 @dataclass(frozen=True)
@@ -104,25 +94,35 @@ class TurnView:
     sources: tuple[Source, ...]
     hidden: tuple[str, ...]
     related: tuple[Looked, ...] = ()  # for a refusal: the sections looked at, as links
+    asked: str = ""  # what the visitor typed; `question` is what was searched when a follow-up was rewritten
+
+    @property
+    def searched(self) -> str:
+        """The standalone question searched for, when it differs from what was typed ("Searched for: …")."""
+        return self.question if self.asked and self.asked != self.question else ""
+
+    @property
+    def markdown(self) -> str:
+        """The answer as Markdown for "Copy answer": each quote with its source link, then the sources."""
+        lines = [f"**{self.asked or self.question}**", ""]
+        for claim in self.claims:
+            for c in claim.cites:
+                quote = " ".join(c.quote.split())
+                lines.append(f"> {quote} [{c.number}]({c.href})" if c.href else f"> {quote} [{c.number}]")
+                lines.append("")
+            if not claim.repeats_quote:
+                lines += [claim.text, ""]
+        if self.sources:
+            lines.append("Sources:")
+            for s in self.sources:
+                name = " › ".join((s.title, *s.heading_path))
+                lines.append(f"{s.number}. [{name}]({s.href})" if s.href else f"{s.number}. {name}")
+        return "\n".join(lines).strip() + "\n"
 
 
 def turn_id(value: Any, default: str) -> str:
     """A client-supplied turn id is only used when it is a short plain token."""
     return value if isinstance(value, str) and _TURN_ID.match(value) else default
-
-
-def is_site_url(url: str, site: SiteConfig) -> bool:
-    """True only for URLs under the site's base URL (the local viewer or the external docs host)."""
-    if _URL_TRAPS.search(url):  # browsers drop tabs/newlines and read a backslash as "/", so "/" + "\\evil" leaves the site
-        return False
-    base = site.base_url.rstrip("/")
-    if site.is_external:
-        want, got = urlsplit(base), urlsplit(url)
-        return (got.scheme, got.netloc) == (want.scheme, want.netloc) and (
-            got.path == want.path or got.path.startswith(want.path.rstrip("/") + "/"))
-    if url.startswith("//") or urlsplit(url).scheme:
-        return False
-    return url == base or url.startswith(base + "/") or url.startswith(base + "#") or (base == "" and url.startswith("/"))
 
 
 def resolve(rset: RetrievalSet, citation: Citation) -> Hit | None:
@@ -197,42 +197,6 @@ def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, num
     return ClaimView(text=claim.text, status=claim.status, stitched=claim.stitched, cites=tuple(cites))
 
 
-def section_path(title: str, heading_path: Sequence[str]) -> tuple[str, ...]:
-    """The heading path below the page title (the title is shown on its own already)."""
-    path = tuple(heading_path)
-    return path[1:] if path and path[0] == title else path
-
-
-def looked_at(rset: RetrievalSet | None) -> tuple[Looked, ...]:
-    if rset is None:
-        return ()
-    return tuple(Looked(h.handle, h.chunk.title, " › ".join(section_path(h.chunk.title, h.chunk.heading_path)[-2:]))
-                 for h in rset.hits)
-
-
-def related(rset: RetrievalSet | None, site: SiteConfig, limit: int = RELATED_LIMIT) -> tuple[Looked, ...]:
-    """The sections a refusal names, each once, linked to page#anchor when that stays on the site.
-
-    The retrieval set is already access-filtered; the viewer check is repeated
-    because a refusal must never title or link a chunk its reader may not read.
-    """
-    if rset is None:
-        return ()
-    found: dict[str, Looked] = {}
-    for hit in rset.hits:
-        chunk = hit.chunk
-        if not rset.viewer.may_read(chunk.access):
-            continue
-        href = chunk.url if is_site_url(chunk.url, site) else None
-        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
-        key = href or f"{chunk.title}\n{heading}"
-        if key not in found:
-            found[key] = Looked(hit.handle, chunk.title, heading, href)
-        if len(found) == limit:
-            break
-    return tuple(found.values())
-
-
 def same_text(a: str, b: str) -> bool:
     """True when a caption only repeats its quote, so it need not be shown twice."""
     def norm(text: str) -> str:
@@ -272,17 +236,35 @@ def display_state(answer: Any, policy: str = "hide") -> str:
     return REFUSED
 
 
-def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide") -> TurnView:
+def withheld_view(turn: Any) -> TurnView:
+    """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
+    state = STALE if turn.stale else WITHHELD
+    question = turn.asked if turn.stale else ""
+    return TurnView(tid=turn.answer_id, question=question, state=state, answer_id=turn.answer_id, looked_at=(),
+                    claims=(), sources=(), hidden=(), asked=question)
+
+
+def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display_state(answer, policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
+    if state in (VERIFIED, DEGRADED) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
+        return replace(withheld_view(_Stale(answer.id, asked or answer.question)), tid=tid)
     return TurnView(
-        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset),
+        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
+        asked=asked or answer.question,
     )
+
+
+@dataclass(frozen=True)
+class _Stale:
+    answer_id: str
+    asked: str
+    stale: bool = True
 
 
 def inline_code(text: str) -> Markup:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from answer.followup import CarrySubject, Condenser, LLMCondenser, Rewrite, rewrite
 from answer.pipeline import Answerer
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
@@ -25,8 +26,9 @@ from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
+from retrieval.viewer import Viewer
 
-from .thread import TurnCache
+from .thread import Threads
 
 log = logging.getLogger(__name__)
 MAX_SUGGESTIONS = 4
@@ -47,7 +49,8 @@ class Services:
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
-        self.turns = TurnCache()
+        self.threads = Threads(lambda: self.audit, lambda: self.store)
+        self._condenser: Condenser | None = None
 
     @property
     def answerer(self) -> Answerer:
@@ -57,6 +60,19 @@ class Services:
 
                 self._answerer = build_answerer(self.settings, store=self.store)
             return self._answerer
+
+    @property
+    def condenser(self) -> Condenser:
+        """Follow-ups are condensed by the LLM when the generator is one (it has `complete`), else by the offline rule."""
+        if self._condenser is None:
+            generator = getattr(self.answerer, "generator", None)
+            self._condenser = LLMCondenser(generator) if callable(getattr(generator, "complete", None)) else CarrySubject()
+        return self._condenser
+
+    def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
+        """The standalone question to search for, from the turns of the thread this viewer may see."""
+        history = self.threads.history(thread, viewer) if thread else []
+        return rewrite(question, history, self.condenser)
 
     @property
     def store(self) -> Any:

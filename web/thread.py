@@ -1,19 +1,55 @@
-"""Recent answers kept in memory, so a follow-up posted without JavaScript can show its whole thread.
+"""Conversation threads: which answers belong together, for follow-ups, reloads and shared links.
 
-Only answers produced for the same viewer are returned: an answer id is not a
-capability, and a turn computed for staff must never render for a visitor.
+A thread is a list of turns (answer id, what the visitor typed, what was
+searched, the asker's groups), kept in the answer log's database when there is
+one and in memory otherwise. A thread id is a random token, shareable as a
+link, but never a capability: every reader sees each turn rebuilt for *their*
+groups. A turn whose retrieval the reader could not have made (sources they
+may not read, or that changed since) is withheld whole, question included,
+and never feeds the reader's follow-up rewriting. Recent answers stay in
+memory as they were produced, so the common case (the asker reloading) needs
+no rebuild.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import sqlite3
 import threading
+import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from answer.audit import restore
+from answer.errors import AuditError
+from answer.followup import Turn
 from retrieval.viewer import Viewer
 
+log = logging.getLogger(__name__)
 MAX_TURNS = 20
+_THREAD_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def thread_id(value: Any) -> str | None:
+    """A client-sent thread id, only when it has the shape this server mints."""
+    return value if isinstance(value, str) and _THREAD_ID.match(value) else None
+
+
+@dataclass(frozen=True)
+class ThreadTurn:
+    """One turn as a reader may see it: the answer rebuilt for them, or withheld."""
+
+    answer_id: str
+    asked: str
+    question: str
+    answer: Any | None  # None: withheld from this reader
+    stale: bool = False  # withheld only because its sources changed since: the reader may see the question and re-ask
 
 
 class TurnCache:
@@ -35,7 +71,84 @@ class TurnCache:
         with self._lock:
             return self._items.get(answer_id)
 
-    def thread(self, ids: Iterable[str], viewer: Viewer) -> list[Any]:
-        """The earlier turns of a thread that this viewer asked, in the order given (at most MAX_TURNS)."""
-        found = [a for a in (self.get(i) for i in dict.fromkeys(ids)) if a is not None and a.retrieval.viewer == viewer]
-        return found[-MAX_TURNS:]
+
+class Threads:
+    """Threads over the answer log (durable) or memory (no log configured), read per viewer."""
+
+    def __init__(self, audit: Any, store: Any) -> None:
+        self._audit = audit  # callables: the answerer (and so its log) and the store are built lazily
+        self._store = store
+        self.cache = TurnCache()
+        self._memory: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def rows(self, tid: str) -> list[dict[str, Any]]:
+        audit = self._audit()
+        if audit is not None:
+            try:
+                return audit.thread(tid)[-MAX_TURNS:]
+            except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
+                log.error("could not read thread %s: %s", tid, exc)
+                return []
+        with self._lock:
+            return list(self._memory.get(tid, []))[-MAX_TURNS:]
+
+    def add(self, tid: str, answer: Any, asked: str) -> None:
+        """Append a finished answer to a thread."""
+        self.cache.put(answer)
+        groups = answer.retrieval.viewer.groups
+        audit = self._audit()
+        if audit is not None:
+            try:
+                audit.add_turn(tid, answer.id, asked, answer.question, groups)
+            except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
+                log.exception("could not add answer %s to thread %s", answer.id, tid)
+            return
+        with self._lock:
+            self._memory.setdefault(tid, []).append(
+                {"answer_id": answer.id, "asked": asked, "question": answer.question, "groups": groups})
+
+    def fork(self, tid: str, viewer: Viewer) -> str:
+        """The thread a viewer's follow-up goes to: the same one when they asked it, else a copy of what they may see."""
+        rows = self.rows(tid)
+        if not rows or all(r["groups"] == viewer.groups for r in rows):
+            return tid
+        copy = new_thread_id()
+        for turn in self.turns(tid, viewer):
+            if turn.answer is not None:
+                self.add(copy, turn.answer, turn.asked)
+        return copy
+
+    def turns(self, tid: str, viewer: Viewer) -> list[ThreadTurn]:
+        """The thread as `viewer` may see it: each answer rebuilt for their groups, or withheld."""
+        out = []
+        for row in self.rows(tid):
+            answer = self._answer_for(row, viewer)
+            stale = answer is None and row["groups"] <= viewer.groups  # they could have asked it themselves
+            out.append(ThreadTurn(row["answer_id"], row["asked"], row["question"], answer, stale))
+        return out
+
+    def history(self, tid: str, viewer: Viewer) -> list[Turn]:
+        """The earlier questions a follow-up may borrow from: only turns this viewer may see."""
+        return [Turn(t.asked, t.question) for t in self.turns(tid, viewer) if t.answer is not None]
+
+    def _record(self, answer_id: str) -> dict[str, Any] | None:
+        audit = self._audit()
+        if audit is not None:
+            return audit.get(answer_id)
+        cached = self.cache.get(answer_id)  # no log: memory is all there is
+        return cached.to_dict(include_chunks=True) if cached is not None else None
+
+    def _answer_for(self, row: dict[str, Any], viewer: Viewer) -> Any | None:
+        cached = self.cache.get(row["answer_id"])
+        if cached is not None and cached.retrieval.viewer == viewer:
+            return cached  # the asker: exactly what they were shown
+        record = self._record(row["answer_id"])
+        if record is None:
+            return None
+        retrieved = record.get("retrieved") or []
+        live = self._store().chunks(groups=sorted(viewer.groups), ids=[r["id"] for r in retrieved]) if retrieved else []
+        answer = restore(record, viewer, live)
+        if len(answer.retrieval.hits) != len(retrieved):
+            return None  # some source is unreadable for this viewer or changed since: the whole turn is withheld
+        return answer

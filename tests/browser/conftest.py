@@ -110,3 +110,14 @@ def refusing_url(content_index, real_embedder, tmp_path_factory) -> Iterator[str
     app = _app(content_index, real_embedder, tmp_path_factory.mktemp("web-refusing"), Refuser())
     with serve(app) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def staffed_url(content_index, real_embedder, tmp_path_factory) -> Iterator[str]:
+    """The real app behind an identity header, so a browser context can be support staff (X-Groups: staff)."""
+    from answer.generate import ExtractiveGenerator
+
+    app = _app(content_index, real_embedder, tmp_path_factory.mktemp("web-staffed"), ExtractiveGenerator(real_embedder),
+               identity_header="X-Groups")
+    with serve(app) as url:
+        yield url

@@ -207,8 +207,9 @@ def test_follow_up_keeps_each_turns_own_citations(page, live_url, shots):
     assert len(ids) == len(set(ids)), "duplicate element ids across turns"
     for turn in page.locator("#thread .turn").all():
         looked = {}
-        for item in turn.locator(".looked-at li").all():
-            looked[item.get_attribute("data-handle")] = item.inner_text()
+        for item in turn.locator(".looked-at li").all():  # one entry per section, naming every retrieved part
+            for handle in item.get_attribute("data-handles").split():
+                looked[handle] = item.inner_text()
         for chip in turn.locator(".chip").all():
             handle = chip.get_attribute("data-handle")
             title = turn.locator("#" + chip.get_attribute("aria-describedby") + " .card-title").inner_text()

@@ -190,7 +190,8 @@ def ask_everywhere(client: httpx.Client, question: str, groups: tuple[str, ...])
     api = client.post("/api/ask", json={"question": question}, headers=headers)
     assert api.status_code == 200, api.text[:300]
     body = api.json()
-    body.pop("question", None)
+    body.pop("question", None)  # the visitor's own question echoed back, as typed and as searched, is not a leak
+    body.pop("asked", None)
     stream = client.get("/ask/stream", params={"question": question, "turn": "t1"}, headers=headers)
     page = client.post("/ask", data={"question": question}, headers=headers)
     search = client.get("/docs/search", params={"q": question}, headers=headers)
@@ -236,7 +237,7 @@ def positive_control(world: dict[str, Any], targets: Sequence[Target]) -> dict[s
         first = len(world["llm"].requests)
         response = world["client"].post("/api/ask", json={"question": target.probes[1][1]},
                                         headers={HEADER: ",".join(target.page.access)}).json()
-        response.pop("question")
+        response.pop("question"), response.pop("asked")
         seen = bool(target.found_in(haystack(json.dumps(response, ensure_ascii=False))))
         prompts = [_QUESTION.sub(" ", m.get("content") or "") for b in world["llm"].requests[first:] for m in b["messages"]]
         in_prompt = bool(target.found_in(haystack("\n".join(prompts))))
@@ -283,7 +284,8 @@ def attempts_to_elevate(client: httpx.Client, question: str, *, keep: Iterable[s
     api = client.post("/api/ask", params=params, headers=headers,
                       json={"question": question, "groups": ["staff"], "viewer": {"groups": ["staff"]}})
     body = api.json()
-    body.pop("question", None)
+    body.pop("question", None)  # the visitor's own question echoed back, as typed and as searched, is not a leak
+    body.pop("asked", None)
     out = [("api", json.dumps(body, ensure_ascii=False))]
     out.append(("stream", without_echo(client.get("/ask/stream", params=params | {"question": question}, headers=headers).text, asked)))
     out.append(("page", without_echo(client.post("/ask", params=params, headers=headers,
@@ -312,7 +314,7 @@ def test_without_an_identity_header_nothing_a_visitor_sends_elevates(world, open
     assert open_client.get("/docs/internal/refund-overrides", headers={HEADER: "staff"}).status_code == 404
     # the control: the configured header does let staff see the page on the other app
     granted = world["client"].post("/api/ask", json={"question": question}, headers={HEADER: "staff"}).json()
-    granted.pop("question")
+    granted.pop("question"), granted.pop("asked")
     assert target.found_in(haystack(json.dumps(granted)))
 
 
@@ -344,6 +346,7 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
     target, question = staff_probe(world["targets"])
     staff_page = client.post("/ask", data={"question": question}, headers={HEADER: "staff"}).text
     answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', staff_page).group(1)
+    thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', staff_page).group(1)
     assert target.found_in(haystack(without_echo(staff_page, question)))
     audit = client.get(f"/answers/{answer_id}", headers={HEADER: "staff"})
     assert audit.status_code == 200 and target.found_in(haystack(audit.text))
@@ -352,6 +355,10 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
         for path in (f"/answers/{answer_id}", "/answers", f"/answers?q={quote_plus(question[:20])}"):
             response = client.get(path, headers=headers)
             assert response.status_code == 403 and not target.found_in(haystack(response.text)), (path, groups)
-        follow_up = client.post("/ask", data={"question": "How do I rotate a signing secret?", "thread": answer_id},
-                                headers=headers)
+        for path in (f"/?thread={thread}", f"/ask/thread?thread={thread}"):  # the staff thread's link, opened by others
+            shared = client.get(path, headers=headers)
+            assert shared.status_code == 200 and not target.found_in(haystack(shared.text)), (path, groups)
+        follow_up = client.post("/ask", data={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)
         assert follow_up.status_code == 200 and not target.found_in(haystack(follow_up.text)), groups
+        api = client.post("/api/ask", json={"question": "How do I rotate it?", "thread_id": thread}, headers=headers)
+        assert api.status_code == 200 and not target.found_in(haystack(api.text)), groups

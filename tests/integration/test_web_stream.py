@@ -41,8 +41,8 @@ def test_the_stream_sends_titles_then_quotes_then_the_final_turn(base_url):
                 names.append(line[7:])
             elif line.startswith("data: ") and names[-1] == "claim":
                 quotes += [unescape(re.sub(r"<[^>]+>", "", q)) for q in re.findall(r"<blockquote>(.*?)</blockquote>", line)]
-    assert names[0] == "retrieved" and names[-1] == "done"
-    assert set(names[1:-1]) == {"claim"}
+    assert names[:2] == ["thread", "retrieved"] and names[-1] == "done"  # the thread id first, then titles
+    assert set(names[2:-1]) == {"claim"}
     assert any("TLS 1.2" in q for q in quotes), quotes
 
 

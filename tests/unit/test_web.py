@@ -118,7 +118,8 @@ def test_htmx_post_returns_a_shell_and_the_stream_sends_titles_then_quotes_then_
     assert 'sse-connect="/ask/stream?' in shell and "<blockquote>" not in shell
     url = unescape(re.search(r'sse-connect="([^"]+)"', shell).group(1))
     streamed = events(app.get(url).text)
-    assert [name for name, _ in streamed] == ["retrieved", "claim", "done"]
+    assert [name for name, _ in streamed] == ["thread", "retrieved", "claim", "done"]
+    assert streamed.pop(0)[1] == re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', shell).group(1)
     assert "Refunds" in streamed[0][1] and "<blockquote>" not in streamed[0][1]
     assert QUOTE in streamed[1][1] and "chip" in streamed[1][1]
     assert 'data-state="degraded"' in streamed[2][1]
@@ -134,26 +135,66 @@ def test_a_reconnecting_stream_does_not_ask_again():
     app = TestClient(create_app(Settings(), answerer=Answerer(DenseRetriever(store, embedder, floor=-1.0),
                                                                 generator_replies), store=store))
     streamed = events(app.get("/ask/stream?question=refund&turn=t1", headers={"Last-Event-ID": "2"}).text)
-    assert [name for name, _ in streamed] == ["done"] and "ask again" in streamed[0][1]
+    assert [name for name, _ in streamed] == ["done"] and "connection dropped" in streamed[0][1]
+    assert 'class="retry" data-question="refund"' in streamed[0][1]  # a Retry, never a silent re-ask
     assert generator_replies.feedback == []
 
 
-def test_each_turn_has_its_own_card_ids_and_a_no_js_follow_up_keeps_the_thread():
-    app = client(GOOD, GOOD)
+def thread_of(html: str) -> str:
+    return re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', html).group(1)
+
+
+@pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])
+def test_each_turn_has_its_own_card_ids_and_a_no_js_follow_up_keeps_the_thread(tmp_path, logged):
+    app = client(GOOD, GOOD, tmp_path=tmp_path if logged else None)
     first = app.post("/ask", data={"question": "refund window?"}).text
-    answer_id = re.search(r'data-answer-id="([^"]+)"', first).group(1)
-    page = app.post("/ask", data={"question": "refunds for annual plans?", "thread": answer_id}).text
-    assert page.count('<article class="turn') == 2
+    thread = thread_of(first)
+    page = app.post("/ask", data={"question": "refunds for annual plans?", "thread_id": thread}).text
+    assert page.count('<article class="turn') == 2 and thread_of(page) == thread
     ids = re.findall(r' id="([^"]+)"', page)
     assert len(ids) == len(set(ids))
+    reloaded = app.get(f"/?thread={thread}").text
+    assert re.findall(r'<h2 class="question">([^<]+)</h2>', reloaded) == ["refund window?", "refunds for annual plans?"]
+    assert reloaded.count("<blockquote>") == 2 and thread_of(reloaded) == thread
 
 
-def test_a_thread_never_shows_another_viewers_turn():
-    app = client(GOOD, GOOD, identity_header="X-Groups")
-    staff_page = app.post("/ask", data={"question": "refund window?"}, headers={"X-Groups": "staff"}).text
-    staff_answer = re.search(r'data-answer-id="([^"]+)"', staff_page).group(1)
-    page = app.post("/ask", data={"question": "vat?", "thread": staff_answer}).text
-    assert page.count('<article class="turn') == 1
+def test_a_thread_survives_a_restart_when_the_answer_log_holds_it(tmp_path):
+    first = client(GOOD, tmp_path=tmp_path).post("/ask", data={"question": "refund window?"}).text
+    reloaded = client(tmp_path=tmp_path).get(f"/?thread={thread_of(first)}").text  # a new app: nothing cached
+    assert 'data-state="verified"' in reloaded and f"<blockquote>{QUOTE}</blockquote>" in reloaded
+
+
+def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_so(tmp_path):
+    app = client(GOOD, GOOD, GOOD, GOOD, tmp_path=tmp_path)
+    thread = app.post("/api/ask", json={"question": "What is the refund window?"}).json()["thread_id"]
+    body = app.post("/api/ask", json={"question": "Does it apply to annual plans?", "thread_id": thread}).json()
+    assert body["thread_id"] == thread and body["asked"] == "Does it apply to annual plans?" and body["rewritten"]
+    assert body["question"] == "Does the refund window apply to annual plans?"
+    page = app.get(f"/?thread={thread}").text
+    assert "Searched for: <q>Does the refund window apply to annual plans?</q>" in page
+    assert app.post("/api/ask", json={"question": "x?", "thread_id": "../etc"}).status_code == 400
+
+
+@pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])
+def test_a_shared_thread_shows_a_visitor_only_turns_whose_every_source_they_may_read(tmp_path, logged):
+    secret = make_chunk("internal/overrides", "refund-overrides", "Staff may override the refund window up to 90 days.",
+                        title="Overrides", heading="Refund overrides", access=("staff",))
+    app = client(GOOD, GOOD, GOOD, GOOD, chunks=(REFUNDS, secret), identity_header="X-Groups",
+                 tmp_path=tmp_path if logged else None)
+    staff = {"X-Groups": "staff"}
+    staff_page = app.post("/ask", data={"question": "staff refund override window?"}, headers=staff).text
+    assert "Overrides" in staff_page  # the staff turn retrieved the staff-only section
+    thread = thread_of(staff_page)
+    shared = app.get(f"/?thread={thread}").text  # the link opened by an anonymous visitor
+    assert "staff refund override" not in shared and "Overrides" not in shared and "90 days" not in shared
+    assert "One turn of this conversation is not shown" in shared
+    fragment = app.get(f"/ask/thread?thread={thread}").text  # the widget's restore: the same rule
+    assert "staff refund override" not in fragment and "Overrides" not in fragment and 'data-state="withheld"' in fragment
+    assert "Overrides" in app.get(f"/ask/thread?thread={thread}", headers=staff).text
+    page = app.post("/ask", data={"question": "Does it apply to annual plans?", "thread_id": thread}).text
+    assert thread_of(page) != thread  # the visitor's follow-up forks: the staff thread is not theirs to extend
+    assert "staff refund override" not in page and "Searched for" not in page  # nothing carried from a hidden turn
+    assert [t["asked"] for t in app.app.state.services.threads.rows(thread)] == ["staff refund override window?"]
 
 
 def test_hostile_content_renders_inert_in_quotes_and_cards():

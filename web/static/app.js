@@ -20,8 +20,19 @@
   });
 
   // Touch screens have no hover: the first tap on a chip opens its card, the card's link opens the source.
+  // The card closes with its close button, Escape, or a tap anywhere outside it.
   var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
   document.addEventListener("click", function (e) {
+    var close = e.target.closest && e.target.closest(".card-close");
+    if (close) {
+      var open = close.closest(".cite");
+      open.classList.remove("open"); open.classList.add("closed");
+      if (document.activeElement && open.contains(document.activeElement)) document.activeElement.blur();
+      return;
+    }
+    if (!(e.target.closest && e.target.closest(".cite"))) {
+      document.querySelectorAll(".cite.open").forEach(function (c) { c.classList.remove("open"); });
+    }
     var chip = e.target.closest && e.target.closest(".chip");
     if (coarse && chip) {
       var cite = chip.closest(".cite");
@@ -35,6 +46,8 @@
     // Remember which quote a source link was opened for, so the docs viewer can mark it even where
     // the browser hides or ignores the text fragment.
     var link = e.target.closest && e.target.closest("a[data-quote]");
+    // The source opens in a new tab; its card must not cover the answer when the visitor comes back.
+    if (link && link.closest(".cite")) link.closest(".cite").classList.add("closed");
     if (link) {
       try {
         localStorage.setItem(PENDING, JSON.stringify({ path: new URL(link.href, location.href).pathname,
@@ -43,17 +56,155 @@
     }
   });
 
-  // The composer clears after a successful ask (here, not in an hx-on attribute: the CSP allows no eval).
+  // Without this file the page works as plain forms; these controls only make sense with it.
+  document.documentElement.classList.add("js");
+  var reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  var small = window.matchMedia && window.matchMedia("(max-width: 36rem)");
+
+  function thread() { return document.getElementById("thread"); }
+  function composer() { return document.getElementById("ask"); }
+  function clearAskError() { var box = document.getElementById("ask-error"); if (box) box.textContent = ""; }
+
+  // A turn that could not be answered: the question, what went wrong, and Retry (never a silent re-ask).
+  function failedTurn(question, message) {
+    var turn = document.createElement("article"), head = document.createElement("header");
+    turn.className = "turn state-failed"; turn.setAttribute("data-state", "failed");
+    head.className = "turn-head";
+    var h = document.createElement("h2"); h.className = "question"; h.textContent = question; head.appendChild(h);
+    var badge = document.createElement("span"); badge.className = "badge badge-failed"; badge.textContent = "Not answered";
+    head.appendChild(badge); turn.appendChild(head);
+    var error = document.createElement("div"); error.className = "error"; error.setAttribute("role", "alert");
+    error.textContent = message; turn.appendChild(error);
+    var retry = document.createElement("button"); retry.type = "button"; retry.className = "retry";
+    retry.setAttribute("data-question", question); retry.textContent = "Retry"; turn.appendChild(retry);
+    return turn;
+  }
+  function fail(pending, question, message) {
+    var turn = failedTurn(question, message);
+    if (pending && pending.parentNode) {
+      pending.parentNode.insertBefore(turn, pending);
+      if (window.htmx) htmx.remove(pending); else pending.remove();  // htmx.remove also closes its event stream
+    } else if (thread()) thread().appendChild(turn);
+    return turn;
+  }
+  var NETWORK = "Could not reach the docs assistant. Check your connection and retry.";
+  var DROPPED = "The connection dropped before the answer was complete.";
+  var SLOW = "The answer is taking too long.";
+  function askedIn(elt) {
+    var input = elt && elt.querySelector && elt.querySelector("[name=question]");
+    return input ? input.value : "";
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var form = e.detail && e.detail.elt;
+    if (form && form.id === "ask") clearAskError();
+  });
   document.addEventListener("htmx:afterRequest", function (e) {
     var form = e.detail && e.detail.elt;
-    if (form && form.id === "ask" && e.detail.successful) form.reset();
+    if (!form || !form.matches || !form.matches("#ask, .suggestions form")) return;
+    if (e.detail.successful && form.id === "ask") form.reset();
+    if (e.detail.failed && e.detail.xhr && e.detail.xhr.status >= 500) fail(null, askedIn(form), NETWORK);
   });
+  ["htmx:sendError", "htmx:timeout"].forEach(function (name) {
+    document.addEventListener(name, function (e) {
+      var form = e.detail && e.detail.elt;
+      if (form && form.matches && form.matches("#ask, .suggestions form")) fail(null, askedIn(form), name === "htmx:timeout" ? SLOW : NETWORK);
+    });
+  });
+
+  // Streams: a drop or a silence ends in a message with Retry instead of a spinner that never stops.
+  var STALL_MS = 30000, lastHeard = new WeakMap();
+  document.addEventListener("htmx:sseMessage", function (e) { var t = e.target.closest && e.target.closest(".turn"); if (t) lastHeard.set(t, Date.now()); });
+  document.addEventListener("htmx:sseOpen", function (e) { if (e.target.classList && e.target.classList.contains("turn")) lastHeard.set(e.target, Date.now()); });
+  document.addEventListener("htmx:sseError", function (e) {
+    var pending = e.target.closest && e.target.closest(".turn[data-state=pending]");
+    if (pending) fail(pending, pending.getAttribute("data-question") || "", DROPPED);
+  });
+  setInterval(function () {
+    document.querySelectorAll(".turn[data-state=pending]").forEach(function (t) {
+      if (!lastHeard.has(t)) lastHeard.set(t, Date.now());
+      else if (Date.now() - lastHeard.get(t) > STALL_MS) fail(t, t.getAttribute("data-question") || "", SLOW);
+    });
+  }, 1000);
+
+  // Retry asks the same question again in the same thread; the failed turn makes way for the new one.
+  document.addEventListener("click", function (e) {
+    var retry = e.target.closest && e.target.closest(".retry");
+    if (!retry || !composer()) return;
+    e.preventDefault();
+    var input = document.getElementById("question");
+    input.value = retry.getAttribute("data-question") || "";
+    var turn = retry.closest(".turn");
+    if (turn) turn.remove();
+    composer().requestSubmit();
+  });
+
+  // Feedback: thumbs up is sent at once; thumbs down asks for an optional reason first.
+  function sendFeedback(box, rating, reason) {
+    var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
+    return fetch("/api/answers/" + encodeURIComponent(id) + "/feedback", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rating: rating, reason: reason || "" })
+    }).then(function (r) {
+      if (!r.ok) throw new Error(String(r.status));
+      box.classList.add("sent"); status.textContent = "Thanks, your feedback was sent.";
+      box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
+    }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
+  }
+  document.addEventListener("click", function (e) {
+    var rate = e.target.closest && e.target.closest(".feedback .rate");
+    if (!rate) return;
+    var box = rate.closest(".feedback"), rating = rate.getAttribute("data-rating");
+    box.querySelectorAll(".rate").forEach(function (b) { b.setAttribute("aria-pressed", String(b === rate)); });
+    if (rating === "up") { sendFeedback(box, "up", ""); return; }
+    var form = box.querySelector(".feedback-reason");
+    form.hidden = false; form.querySelector("input").focus();
+  });
+  document.addEventListener("submit", function (e) {
+    var form = e.target.closest && e.target.closest(".feedback-reason");
+    if (!form) return;
+    e.preventDefault();
+    sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
+  });
+
+  // Copy the answer (Markdown with quotes and links, rendered by the server) and code blocks.
+  function copied(button, text) {
+    var label = button.textContent;
+    navigator.clipboard.writeText(text).then(function () {
+      button.textContent = "Copied"; setTimeout(function () { button.textContent = label; }, 1500);
+    }, function () { button.textContent = "Copy failed"; });
+  }
+  document.addEventListener("click", function (e) {
+    var copy = e.target.closest && e.target.closest(".copy-answer");
+    if (copy) { copied(copy, copy.getAttribute("data-markdown")); return; }
+    var code = e.target.closest && e.target.closest(".copy-code");
+    if (code) copied(code, code.parentNode.querySelector("pre").innerText);
+  });
+  function enhance(root) {
+    root.querySelectorAll("pre").forEach(function (pre) {
+      if (pre.parentNode.classList.contains("code-block")) return;
+      var wrap = document.createElement("div"); wrap.className = "code-block";
+      pre.parentNode.insertBefore(wrap, pre); wrap.appendChild(pre);
+      var b = document.createElement("button"); b.type = "button"; b.className = "copy-code"; b.textContent = "Copy";
+      b.setAttribute("aria-label", "Copy code"); wrap.appendChild(b);
+    });
+    // "Looked at" folds to one line on small screens (once per list: a visitor may open it again); the answer comes first.
+    root.querySelectorAll("details.looked:not([data-folded])").forEach(function (d) {
+      d.setAttribute("data-folded", "");
+      if (small && small.matches) d.open = false;
+    });
+  }
+  // Streamed and swapped fragments arrive by several routes (htmx swaps, SSE swaps): watch the DOM instead.
+  var scheduled = false;
+  new MutationObserver(function () {
+    if (scheduled) return;
+    scheduled = true;
+    (window.requestAnimationFrame || setTimeout)(function () { scheduled = false; enhance(document); });
+  }).observe(document.documentElement, { childList: true, subtree: true });
 
   // A new turn scrolls into view when it arrives.
   document.addEventListener("htmx:afterSwap", function (e) {
     if (e.detail && e.detail.target && e.detail.target.id === "thread") {
       var turns = e.detail.target.querySelectorAll(".turn");
-      if (turns.length) turns[turns.length - 1].scrollIntoView({ block: "start", behavior: "smooth" });
+      if (turns.length) turns[turns.length - 1].scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
     }
   });
 
@@ -79,7 +230,11 @@
     return { text: text, map: map };
   }
   // Chunk text keeps Markdown emphasis and code marks; the rendered page does not.
-  function norm(s) { return s.replace(/[`*]+/g, "").replace(/[\s\u00a0]+/g, " ").trim().toLowerCase(); }
+  // A quoted table row keeps its pipes; the rendered page shows cells.
+  function norm(s) {
+    return s.replace(/[`*]+/g, "").replace(/(^|\s)\|(?=\s|$)/g, " ").replace(/^\s*\||\|\s*$/g, " ")
+      .replace(/[\s\u00a0]+/g, " ").trim().toLowerCase();
+  }
   function mark(index, from, to) {
     var pieces = [], current = null;
     for (var k = from; k < to; k++) {
@@ -104,7 +259,10 @@
     return mark(index, i, stop);
   }
   function fromFragment() {
-    var hash = location.hash || "", at = hash.indexOf(":~:text=");
+    // Chromium hides the text directive from location.hash; the navigation entry still has the URL as followed.
+    var nav = performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
+    var hash = location.hash.indexOf(":~:") < 0 && nav && nav.name.indexOf("#") >= 0 ? nav.name.slice(nav.name.indexOf("#")) : location.hash || "";
+    var at = hash.indexOf(":~:text=");
     if (at < 0) return null;
     var parts = hash.slice(at + 8).split("&")[0].split(",").map(function (p) { return norm(decodeURIComponent(p)); });
     return { start: parts[0], end: parts.length > 1 ? parts[parts.length - 1] : "" };
@@ -124,6 +282,7 @@
     var box = first.getBoundingClientRect();
     if (!heading || box.top < 0 || box.bottom > window.innerHeight) first.scrollIntoView({ block: "center" });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", highlightQuote);
-  else highlightQuote();
+  function ready() { enhance(document); highlightQuote(); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
+  else ready();
 })();

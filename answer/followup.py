@@ -1,0 +1,161 @@
+"""Follow-up questions rewritten into standalone ones before retrieval.
+
+"How do I do that?" retrieves nothing useful on its own: retrieval and the
+answer gate see one question, so the thread has to be folded into it first.
+Offline, the rule is narrow on purpose: only an *elliptical* follow-up (a
+pronoun standing for the earlier subject, "what about …", or a fragment with
+no subject of its own) borrows the previous turn's subject; a follow-up that
+names its own subject is searched as typed. With an LLM, the model condenses
+the thread into one question. Either way the rewrite is shown to the visitor
+("Searched for: …"), so a wrong guess is visible and can be re-asked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .support import key_terms
+
+log = logging.getLogger(__name__)
+
+MAX_HISTORY = 6  # turns an LLM condenser is shown: the subject of a follow-up is almost always recent
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier turn of a thread: what the visitor typed and the standalone question that was searched."""
+
+    asked: str
+    question: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The question to search for, and whether it differs from what the visitor typed."""
+
+    asked: str
+    question: str
+
+    @property
+    def rewritten(self) -> bool:
+        return self.question != self.asked
+
+
+class Condenser(Protocol):
+    def condense(self, question: str, history: Sequence[Turn]) -> str: ...
+
+
+# "Can I / How do I / What is …": the lead that asks, before the subject.
+_LEAD = re.compile(
+    r"^\s*(?:(?:how|when|where|why|what|which|who)\s+)?(?:(?:do|does|did|can|could|should|would|will|may|must|is|are|was|were)\s+)?"
+    r"(?:(?:i|we|you|one|it|there)\s+)?(?:(?:be\s+able\s+to|need\s+to|have\s+to|want\s+to)\s+)?", re.IGNORECASE)
+_VERB_LEAD = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)|can|could|should|may|do|does)\s+(?:i|we|you|one)\b", re.IGNORECASE)
+_WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|^\s*and\s+(?:for|in|on|with)\s+(?P<rest2>.+?)\s*\??\s*$",
+                         re.IGNORECASE)
+_DO_THAT = re.compile(r"\bdo\s+(?:that|this|it|so)\b", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(it|that|this|they|them|these|those|there)\b", re.IGNORECASE)
+_PRONOUN_SUBJECT = re.compile(r"^\s*(?:(?:how|when|where|why|what|which)\s+)?(?:do|does|did|can|could|will|would|should|is|are|was|were|has|have)\s+"
+                              r"(?:it|that|this|they|these|those)\b", re.IGNORECASE)
+_CONJUNCTION_THAT = re.compile(r"\b(?:so|such|now|given|assuming|means|mean|say|says|sure)\s+that\b", re.IGNORECASE)
+# Words of a follow-up that ask but do not name a subject ("how", "change", "configure" still name an action).
+_ASKING = frozenset(key_terms("how what which when where why who can could should would will do does did is are "
+                              "was were i we you one me my please also too then so ok okay thanks about there "
+                              "possible way work works happen happens mean means"))
+
+
+def subject(question: str) -> tuple[str, bool]:
+    """The earlier question's subject without its asking lead, and whether it is an action ("move my workspace …")."""
+    text = question.strip().rstrip("?!. ").strip()
+    is_action = bool(_VERB_LEAD.match(text))
+    rest = _LEAD.sub("", text, count=1).strip()
+    return (rest or text), is_action
+
+
+def own_terms(question: str) -> set[str]:
+    """Content words of a question besides the asking words and pronouns."""
+    return {t for t in key_terms(_PRONOUN.sub(" ", question)) if t not in _ASKING}
+
+
+def is_elliptical(question: str) -> bool:
+    """True when the question leans on an earlier turn: a pronoun for the subject, "what about …", or no subject of its own."""
+    if _WHAT_ABOUT.match(question) or _PRONOUN_SUBJECT.match(question):
+        return True
+    stripped = _CONJUNCTION_THAT.sub(" ", question)
+    if _PRONOUN.search(stripped) and len(own_terms(question)) <= 2:
+        return True
+    return not own_terms(question)
+
+
+def carry_subject(question: str, previous: str) -> str:
+    """Fold the previous standalone question's subject into an elliptical follow-up (the offline rewrite)."""
+    topic, is_action = subject(previous)
+    about = _WHAT_ABOUT.match(question)
+    if about:
+        extra = (about.group("rest") or about.group("rest2") or "").strip()
+        return f"{previous.strip().rstrip('?')}, for {extra}?" if extra else previous
+    if is_action and _DO_THAT.search(question):
+        return _DO_THAT.sub(topic, question, count=1)
+    stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
+    match = _PRONOUN.search(stripped)
+    if match and not is_action and match.group(1).lower() != "there":
+        return (stripped[: match.start()] + topic + stripped[match.end():]).replace("\x00", "that")
+    return f"{question.strip().rstrip('?')} ({topic})?"
+
+
+class CarrySubject:
+    """The offline condenser: the previous turn's subject, carried only into elliptical follow-ups."""
+
+    name = "carry-subject"
+
+    def condense(self, question: str, history: Sequence[Turn]) -> str:
+        if not history or not is_elliptical(question):
+            return question
+        return carry_subject(question, history[-1].question)
+
+
+CONDENSE_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"], "additionalProperties": False,
+}
+CONDENSE_PROMPT = (
+    "Rewrite the visitor's last message as one standalone question about the documentation, using the earlier "
+    "questions only to resolve what it refers to. Keep the visitor's wording where you can; do not answer it and do "
+    "not add facts. If it is already standalone, return it unchanged. Reply as JSON: {\"question\": \"...\"}."
+)
+
+
+class LLMCondenser:
+    """Condenses a thread with any model that has `complete(messages, schema=…, name=…)` (the LLM generator does).
+
+    A failed or empty reply falls back to the offline rule: a follow-up is never lost to a model error.
+    """
+
+    name = "llm"
+
+    def __init__(self, model: Any, fallback: Condenser | None = None) -> None:
+        self.model = model
+        self.fallback = fallback or CarrySubject()
+
+    def condense(self, question: str, history: Sequence[Turn]) -> str:
+        if not history:
+            return question
+        earlier = "\n".join(f"- {t.question}" for t in history[-MAX_HISTORY:])
+        messages = [{"role": "system", "content": CONDENSE_PROMPT},
+                    {"role": "user", "content": f"Earlier questions:\n{earlier}\n\nLast message: {question}"}]
+        try:
+            reply = json.loads(self.model.complete(messages, schema=CONDENSE_SCHEMA, name="condense"))
+            text = " ".join(str(reply.get("question", "")).split()) if isinstance(reply, dict) else ""
+        except Exception as exc:  # noqa: BLE001 - any model or format failure falls back to the offline rule
+            log.warning("condensing a follow-up failed (%s); using the offline rule", exc)
+            text = ""
+        return text[:1000] if text else self.fallback.condense(question, history)
+
+
+def rewrite(question: str, history: Sequence[Turn], condenser: Condenser | None = None) -> Rewrite:
+    """The standalone question to search for a follow-up in a thread (unchanged when nothing needs carrying)."""
+    standalone = (condenser or CarrySubject()).condense(question, history)
+    return Rewrite(asked=question, question=" ".join(standalone.split()) or question)

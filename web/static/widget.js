@@ -1,0 +1,168 @@
+// "Ask the docs" for any docs site: one <script src=".../static/widget.js" data-…> tag, no build step, no framework.
+// Everything lives in a shadow root, so the host page's styles and ours never meet. The answer HTML comes from
+// this server's own templates (escaped there, like the chat page); visitor text is only ever set as textContent.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  if (!script || window.__docsChatWidget) return;
+  window.__docsChatWidget = true;
+  var server = (script.getAttribute("data-server") || new URL(script.src, location.href).origin).replace(/\/+$/, "");
+  var label = script.getAttribute("data-label") || "Ask the docs";
+  var version = script.getAttribute("data-version") || "";
+  var KEY = "docs-chat-thread:" + server;
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text) node.textContent = text;
+    return node;
+  }
+
+  var host = el("div", { id: "docs-chat-widget" });
+  var root = host.attachShadow({ mode: "open" });
+  root.appendChild(el("link", { rel: "stylesheet", href: server + "/static/widget.css" }));
+  var launcher = el("button", { type: "button", class: "launcher", "aria-expanded": "false", "aria-controls": "panel" }, label);
+  var panel = el("section", { id: "panel", class: "panel", role: "dialog", "aria-label": label, hidden: "" });
+  var head = el("header", { class: "panel-head" });
+  head.appendChild(el("h2", {}, label));
+  var close = el("button", { type: "button", class: "close", "aria-label": "Close" }, "×");
+  head.appendChild(close);
+  var thread = el("div", { class: "thread", "aria-live": "polite" });
+  var form = el("form", { class: "composer" });
+  var input = el("input", { type: "text", name: "question", maxlength: "1000", autocomplete: "off", "aria-label": "Your question",
+                            placeholder: "Ask a question about these docs…" });
+  form.appendChild(input);
+  form.appendChild(el("button", { type: "submit" }, "Ask"));
+  panel.appendChild(head); panel.appendChild(thread); panel.appendChild(form);
+  root.appendChild(launcher); root.appendChild(panel);
+  (document.body || document.documentElement).appendChild(host);
+
+  function toggle(open) {
+    panel.hidden = !open;
+    launcher.setAttribute("aria-expanded", String(open));
+    if (open) input.focus(); else launcher.focus();
+  }
+  launcher.addEventListener("click", function () { toggle(panel.hidden); });
+  close.addEventListener("click", function () { toggle(false); });
+  root.addEventListener("keydown", function (e) { if (e.key === "Escape" && !panel.hidden) toggle(false); });
+
+  // Server HTML uses this server's paths; inside the host page they must point back here.
+  function absolutise(node) {
+    node.querySelectorAll("a[href^='/']").forEach(function (a) {
+      if (a.getAttribute("href").indexOf("//") !== 0) a.setAttribute("href", server + a.getAttribute("href"));
+    });
+    node.querySelectorAll("form:not(.feedback-reason), .audit-link").forEach(function (f) { f.remove(); });
+    return node;
+  }
+  function fragment(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html;
+    return absolutise(t.content);
+  }
+
+  function failed(turn, question, message) {
+    turn.textContent = "";
+    turn.className = "turn state-failed"; turn.setAttribute("data-state", "failed");
+    turn.appendChild(el("h3", { class: "question" }, question));
+    turn.appendChild(el("p", { class: "error", role: "alert" }, message));
+    var retry = el("button", { type: "button", class: "retry" }, "Retry");
+    retry.addEventListener("click", function () { turn.remove(); ask(question); });
+    turn.appendChild(retry);
+  }
+
+  function ask(question) {
+    var turn = el("article", { class: "turn state-pending", "data-state": "pending", "aria-busy": "true" });
+    turn.appendChild(el("h3", { class: "question" }, question));
+    var looked = el("div", { class: "looked-slot" }), claims = el("ol", { class: "claims" });
+    var progress = el("p", { class: "progress" }, "Checking the docs…");
+    turn.appendChild(looked); turn.appendChild(claims); turn.appendChild(progress);
+    thread.appendChild(turn);
+    var stored = null;
+    try { stored = sessionStorage.getItem(KEY); } catch (err) { stored = null; }
+    var params = new URLSearchParams({ question: question, turn: "w" + Math.random().toString(36).slice(2, 10), thread: stored || "new" });
+    if (version) params.set("version", version);
+    var source = new EventSource(server + "/ask/stream?" + params.toString());  // no credentials: an anonymous visitor
+    var finished = false, heard = Date.now();
+    var watchdog = setInterval(function () {
+      if (!finished && Date.now() - heard > 30000) { finished = true; source.close(); clearInterval(watchdog); failed(turn, question, "The answer is taking too long."); }
+    }, 1000);
+    source.addEventListener("thread", function (e) { heard = Date.now(); try { sessionStorage.setItem(KEY, e.data); } catch (err) { /* private mode */ } });
+    source.addEventListener("retrieved", function (e) { heard = Date.now(); looked.textContent = ""; looked.appendChild(fragment(e.data)); });
+    source.addEventListener("claim", function (e) { heard = Date.now(); claims.appendChild(fragment(e.data)); });
+    source.addEventListener("done", function (e) {
+      finished = true; source.close(); clearInterval(watchdog);
+      var done = fragment(e.data), article = done.querySelector("article");
+      if (article && article.getAttribute("data-state") === "failed") { failed(turn, question, (article.querySelector(".error") || {}).textContent || "Not answered."); return; }
+      turn.replaceWith(done);
+      thread.lastElementChild && thread.lastElementChild.scrollIntoView({ block: "nearest" });
+    });
+    source.onerror = function () {
+      if (finished) return;
+      finished = true; source.close(); clearInterval(watchdog);
+      failed(turn, question, "Could not reach the docs assistant, or the connection dropped.");
+    };
+  }
+
+  // The thread survives page changes within the tab: show it again when the panel first opens.
+  var restored = false;
+  launcher.addEventListener("click", function () {
+    if (restored) return;
+    restored = true;
+    var stored = null;
+    try { stored = sessionStorage.getItem(KEY); } catch (err) { stored = null; }
+    if (!stored) return;
+    fetch(server + "/ask/thread?thread=" + encodeURIComponent(stored), { credentials: "omit" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (html) { if (html) thread.insertBefore(fragment(html), thread.firstChild); })
+      .catch(function () { /* the panel still works; only the earlier turns are missing */ });
+  });
+
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var question = input.value.replace(/\s+/g, " ").trim();
+    if (!question) return;
+    input.value = "";
+    ask(question);
+  });
+  // Touch: the first tap on a chip opens its card; a tap elsewhere or the card's × closes it.
+  root.addEventListener("click", function (e) {
+    var x = e.target.closest(".card-close");
+    if (x) { x.closest(".cite").classList.remove("open"); x.closest(".cite").classList.add("closed"); return; }
+    var chip = e.target.closest(".chip"), coarse = window.matchMedia && matchMedia("(pointer: coarse)").matches;
+    root.querySelectorAll(".cite.open").forEach(function (c) { if (!chip || !c.contains(chip)) c.classList.remove("open"); });
+    if (chip && coarse && !chip.closest(".cite").classList.contains("open")) { e.preventDefault(); chip.closest(".cite").classList.add("open"); return; }
+    var followed = e.target.closest(".cite a[href]");  // the source opened in a new tab: the card must not cover the panel on return
+    if (followed) { followed.closest(".cite").classList.remove("open"); followed.closest(".cite").classList.add("closed"); }
+  });
+  // Feedback and copy, as on the chat page: JSON to this server (CORS, no cookies).
+  function sendFeedback(box, rating, reason) {
+    var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
+    return fetch(server + "/api/answers/" + encodeURIComponent(id) + "/feedback", {
+      method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ rating: rating, reason: reason || "" })
+    }).then(function (r) {
+      if (!r.ok) throw new Error(String(r.status));
+      status.textContent = "Thanks, your feedback was sent.";
+      box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
+    }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
+  }
+  root.addEventListener("click", function (e) {
+    var rate = e.target.closest(".feedback .rate");
+    if (rate) {
+      var box = rate.closest(".feedback");
+      box.querySelectorAll(".rate").forEach(function (b) { b.setAttribute("aria-pressed", String(b === rate)); });
+      if (rate.getAttribute("data-rating") === "up") sendFeedback(box, "up", "");
+      else { var f = box.querySelector(".feedback-reason"); f.hidden = false; f.querySelector("input").focus(); }
+      return;
+    }
+    var copy = e.target.closest(".copy-answer");
+    if (copy && navigator.clipboard) navigator.clipboard.writeText(copy.getAttribute("data-markdown")).then(function () { copy.textContent = "Copied"; });
+  });
+  root.addEventListener("submit", function (e) {
+    var form = e.target.closest(".feedback-reason");
+    if (!form) return;
+    e.preventDefault();
+    sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
+  });
+  root.addEventListener("mouseover", function (e) { var c = e.target.closest(".cite"); if (c) c.classList.remove("closed"); });
+})();
