@@ -42,7 +42,7 @@ ASKING = frozenset(stem(w) for w in """
     actually really exactly currently right wrong going make makes made take takes long many much
     someone somebody anyone people person idea question help trying try tried tri instead also else
     doing done doc docs documentation page section ok okay thanks hi hello wo ca sure even though
-    whole roughly become give giving like not
+    whole roughly become give giving like not go goes
 """.split())
 
 

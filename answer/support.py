@@ -52,8 +52,19 @@ class SupportChecker(Protocol):
     def check(self, claim: str, quotes: Sequence[str]) -> Support: ...
 
 
+# Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
+_IRREGULAR = {
+    "sent": "send", "resent": "resend", "paid": "pay", "spent": "spend", "built": "build", "rebuilt": "rebuild",
+    "kept": "keep", "lost": "lose", "took": "take", "taken": "take", "wrote": "write", "written": "write",
+    "rewritten": "rewrite", "chose": "choose", "chosen": "choose", "broke": "break", "broken": "break",
+    "ran": "run", "began": "begin", "begun": "begin", "made": "make", "went": "go", "gone": "go",
+}
+
+
 def stem(word: str) -> str:
-    """A tiny suffix stripper: enough to match 'retries'/'retry', 'refunded'/'refund'."""
+    """A tiny suffix stripper: enough to match 'retries'/'retry', 'refunded'/'refund', 'sent'/'send'."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: len(word) - len(suffix)] + keep

@@ -67,6 +67,15 @@ def test_the_interrogative_and_contractions_are_not_the_focus():
     assert analyze("Does --dry-run work in v1.9?").versions == {"1.9"}
 
 
+def test_irregular_past_forms_meet_their_verb_and_a_light_verb_is_not_the_focus():
+    from answer.support import key_terms
+
+    question = analyze("How many times could a delivery be resent by hand from the dashboard?")
+    assert question.focus & key_terms("Retry it manually from the dashboard with Resend.") >= {"resend", "dashboard"}
+    assert key_terms("We paid and sent it") == key_terms("we pay and send it")
+    assert "go" not in analyze("How quickly does the first delivery attempt go out?").focus
+
+
 def test_names_are_proper_nouns_and_acronyms_not_sentence_starts():
     assert names("Is there a Terraform provider? Does it use GraphQL or AWS SQS?") == ["Terraform", "GraphQL", "AWS", "SQS"]
     assert names("Can I use it?") == []
