@@ -24,10 +24,12 @@ from typing import Any, Protocol
 from ingest.documents import GROUP_RULE, Chunk, SourceSpan, is_group_name
 
 from .errors import IndexMismatchError, QueryError, StoreUnavailableError
+from .table import Record
 
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
 _BATCH = 256
+_PAGE = 5_000  # records per read when loading the whole index into the chunk table
 POINTER_TTL = 1.0
 _BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what open_for_write appends to the store name
 
@@ -113,6 +115,11 @@ def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
     }
     meta.update({acl_key(group): True for group in chunk.access})
     return meta
+
+
+def readers_of(meta: dict[str, Any]) -> frozenset[str]:
+    """The groups whose access key is set on a stored record: who the store's `where` admits."""
+    return frozenset(key[len(_ACL_PREFIX):] for key, value in meta.items() if key.startswith(_ACL_PREFIX) and value is True)
 
 
 def chunk_from_record(chunk_id: str, text: str, meta: dict[str, Any]) -> Chunk:
@@ -214,10 +221,18 @@ class ChromaStore:
         )
 
     def _pointer(self) -> Any:
+        """The pointer collection, or None: one round trip (a lookup, not a listing of every collection)."""
         client = self._connect()
-        if self._pointer_name not in self.collections():
-            return None
-        return self._call("open pointer", client.get_collection, self._pointer_name, embedding_function=None)
+
+        def lookup() -> Any:
+            try:
+                return client.get_collection(self._pointer_name, embedding_function=None)
+            except Exception as exc:
+                if type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower():
+                    return None
+                raise
+
+        return self._call("open pointer", lookup)
 
     def _live(self) -> Any:
         """The active chunk collection; the pointer is re-read at most every POINTER_TTL seconds.
@@ -246,11 +261,19 @@ class ChromaStore:
     def generation(self) -> str:
         """A token that changes whenever the live index changes (a commit, or an ingest's access step).
 
-        Writers in this process are seen at once; writers in another process
-        (a CLI against a Chroma server) within POINTER_TTL. Caches built from
-        the index (BM25, the docs the viewer serves) compare it to go stale.
+        Read from the pointer on every call (one cheap round trip), so a
+        writer in another process (a CLI against a Chroma server) is seen by
+        the next query, like one in this process. Caches built from the index
+        (the chunk table, BM25, the docs the viewer serves) compare it to go stale.
         """
-        self._live()
+        pointer = self._pointer()
+        if pointer is None:
+            return ":"
+        meta = pointer.metadata or {}
+        name, self._generation = meta.get("collection"), str(meta.get("generation", ""))
+        if name != self._collection_name:
+            self._collection, self._live_checked = None, 0.0  # a full rebuild switched collections: follow it now
+            self._live()
         return f"{self._collection_name}:{self._generation}"
 
     def _bump(self) -> None:
@@ -363,6 +386,38 @@ class ChromaStore:
             if _whole(d, m)
         ]
         return [(c, s) for c, s in hits if c.readable_by(readers)]  # the stored access list must agree with the key
+
+    def nearest(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[str, float]]:
+        """Ids of the k nearest chunks `groups` may read, with cosine similarity: only what the store alone knows.
+
+        The texts, metadata and vectors of these ids are in the chunk table the
+        process already holds, so the query asks for distances only.
+        """
+        if k <= 0:
+            return []
+        where = acl_filter(groups)
+        result = self._read("query", lambda live: live.query(
+            query_embeddings=[list(vector)], n_results=k, where=where, include=["distances"]))
+        if result is None:
+            return []
+        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
+
+    def records(self) -> list[Record]:
+        """Every stored chunk with its vector and the groups its access keys admit, read page by page."""
+        out: list[Record] = []
+        offset = 0
+        while True:
+            start = offset
+            page = self._read("get", lambda live: live.get(
+                include=["documents", "metadatas", "embeddings"], limit=_PAGE, offset=start))
+            if page is None:
+                return out
+            for i, d, m, v in zip(page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True):
+                if _whole(d, m):
+                    out.append(Record(chunk_from_record(i, d, m), v, readers_of(m)))
+            if len(page["ids"]) < _PAGE:
+                return out
+            offset += _PAGE
 
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
