@@ -507,8 +507,10 @@ class StoreWriter:
         longer has (an `acl_<group>` of a group that lost access) would survive
         and keep matching the access filter; sending None deletes it.
         """
-        stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
-        old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
+        old: dict[str, Any] = {}
+        if not self._switch:  # a fresh collection (a full rebuild) has no stored record to replace
+            stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
+            old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
         metas = []
         for chunk in batch:
             meta: dict[str, Any] = chunk_metadata(chunk)
