@@ -39,7 +39,8 @@ class ChunkTable:
 
     @classmethod
     def build(cls, records: Iterable[Record], dimension: int = 0) -> ChunkTable:
-        ordered = sorted(records, key=lambda r: r.chunk.id)
+        # One record per id (a paged read racing a writer may see an id twice; the later page wins).
+        ordered = sorted({r.chunk.id: r for r in records}.values(), key=lambda r: r.chunk.id)
         if ordered:
             vectors = np.asarray([r.vector for r in ordered], dtype=np.float32)
         else:
