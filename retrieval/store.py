@@ -360,12 +360,42 @@ class ChromaStore:
                 self._collection, self._live_checked = None, 0.0
         return None
 
+    def _get(self, *, ids: Sequence[str] | None = None, **kwargs: Any) -> dict[str, list[Any]] | None:
+        """`collection.get` in pages of _PAGE records (or ids), merged.
+
+        Chroma reads a whole get in one SQL statement, so an unpaged read of
+        ~100k records fails ("too many SQL variables"); every read of the whole
+        index, or of many ids, goes through here.
+        """
+        include = kwargs.get("include", [])
+        merged: dict[str, list[Any]] = {"ids": [], **{key: [] for key in include}}
+
+        def pages() -> Iterable[dict[str, Any]]:
+            if ids is not None:
+                yield from ({"ids": list(ids[start : start + _PAGE])} for start in range(0, len(ids), _PAGE))
+                return
+            offset = 0
+            while True:
+                yield {"limit": _PAGE, "offset": offset}
+                offset += _PAGE
+
+        for args in pages():
+            page = self._read("get", lambda live, args=args: live.get(**args, **kwargs))
+            if page is None:
+                return None
+            merged["ids"].extend(page["ids"])
+            for key in include:
+                merged[key].extend(page[key] if page[key] is not None else [])
+            if ids is None and len(page["ids"]) < _PAGE:
+                break
+        return merged
+
     def count(self, groups: Iterable[str] | None = None) -> int:
         """How many chunks the index holds (or, given reader groups, how many of them those groups may read)."""
         if groups is None:
             return int(self._read("count", lambda live: live.count()) or 0)
         where = acl_filter(groups)
-        found = self._read("count readable", lambda live: live.get(where=where, include=[]))
+        found = self._get(where=where, include=[])
         return 0 if found is None else len(found["ids"])
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
@@ -404,20 +434,12 @@ class ChromaStore:
 
     def records(self) -> list[Record]:
         """Every stored chunk with its vector and the groups its access keys admit, read page by page."""
-        out: list[Record] = []
-        offset = 0
-        while True:
-            start = offset
-            page = self._read("get", lambda live: live.get(
-                include=["documents", "metadatas", "embeddings"], limit=_PAGE, offset=start))
-            if page is None:
-                return out
-            for i, d, m, v in zip(page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True):
-                if _whole(d, m):
-                    out.append(Record(chunk_from_record(i, d, m), v, readers_of(m)))
-            if len(page["ids"]) < _PAGE:
-                return out
-            offset += _PAGE
+        result = self._get(include=["documents", "metadatas", "embeddings"])
+        if result is None:
+            return []
+        return [Record(chunk_from_record(i, d, m), v, readers_of(m))
+                for i, d, m, v in zip(result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True)
+                if _whole(d, m)]
 
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
@@ -428,7 +450,7 @@ class ChromaStore:
             if not ids:
                 return []
             kwargs["ids"] = list(ids)
-        result = self._read("get", lambda live: live.get(**kwargs))
+        result = self._get(**kwargs)
         if result is None:
             return []
         chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)
@@ -442,7 +464,7 @@ class ChromaStore:
         """Stored vectors of the given chunk ids, in the order asked (lets a moved chunk skip re-embedding)."""
         if not ids:
             return []
-        result = self._read("get", lambda live: live.get(ids=list(ids), include=["embeddings"]))
+        result = self._get(ids=list(ids), include=["embeddings"])
         if result is None:
             return []
         by_id = {i: [float(x) for x in v] for i, v in zip(result["ids"], result["embeddings"], strict=True)}
@@ -450,7 +472,7 @@ class ChromaStore:
 
     def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Every stored chunk id → (content hash, metadata); what an incremental build diffs against."""
-        result = self._read("get", lambda live: live.get(include=["metadatas"]))
+        result = self._get(include=["metadatas"])
         if result is None:
             return {}
         return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if _whole("", m)}

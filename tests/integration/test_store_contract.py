@@ -330,3 +330,17 @@ def test_a_restriction_written_through_another_handle_is_never_served_by_the_nex
         assert not [h for h in hybrid.search(question, anonymous, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
     staff = [h.chunk.id for h in hybrid.search(questions[0], Viewer.of(["staff"])).hits]
     assert "doc:billing/refunds#refund-windows" in staff
+
+
+def test_whole_index_reads_are_paged_and_return_every_record(make_store, site, monkeypatch):
+    """Chroma fails one unpaged read of ~100k records ("too many SQL variables"): every whole read is paged."""
+    import retrieval.store as store_module
+
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    whole = (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+             store.count(["public"]), store.vectors(sorted(store.hashes())))
+    monkeypatch.setattr(store_module, "_PAGE", 2)  # fewer than the site's chunks: several pages each
+    assert len(whole[0]) > 4
+    assert (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+            store.count(["public"]), store.vectors(sorted(store.hashes()))) == whole
