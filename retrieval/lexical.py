@@ -162,6 +162,7 @@ class LexicalSearcher:
         self._cache: OrderedDict[frozenset[str], tuple[str, float, LexicalIndex]] = OrderedDict()
         self._table: tuple[str, ChunkTable] | None = None
         self._lock = threading.Lock()
+        self._building = threading.RLock()  # held while reading the store whole or building an index
 
     @property
     def follows_generation(self) -> bool:
@@ -182,13 +183,14 @@ class LexicalSearcher:
         """The chunk table of the store's current generation (a store without one: use `index_for`)."""
         store: Any = self.store
         state = state if state is not None else store.generation()
-        with self._lock:
-            if self._table is not None and self._table[0] == state:
-                return self._table[1]
-        table = ChunkTable.build(store.records())
-        with self._lock:
-            self._table = (state, table)
-        return table
+        with self._building:  # one read of the whole index per change, however many requests arrive meanwhile
+            with self._lock:
+                if self._table is not None and self._table[0] == state:
+                    return self._table[1]
+            table = ChunkTable.build(store.records())
+            with self._lock:
+                self._table = (state, table)
+            return table
 
     def view(self, groups: Iterable[str]) -> tuple[ChunkTable | None, LexicalIndex]:
         """The chunk table (None for a store without one) and the BM25 index of what `groups` may read, of one state."""
@@ -203,12 +205,18 @@ class LexicalSearcher:
             held = self._table
         if cached is not None and held is not None and cached[0] == state and held[0] == state:
             return held[1], cached[2]
-        table = self.table(state)
-        chunks = table.readable(key)
-        fingerprint = chunk_fingerprint(chunks)
-        index = cached[2] if cached is not None and cached[2].fingerprint == fingerprint else LexicalIndex.build(chunks, fingerprint)
-        self._remember(key, state, index)
-        return table, index
+        with self._building:  # concurrent requests after a change wait for one build instead of each making one
+            table = self.table(state)
+            with self._lock:
+                cached = self._cache.get(key)
+            if cached is not None and cached[0] == state:
+                return table, cached[2]
+            chunks = table.readable(key)
+            fingerprint = chunk_fingerprint(chunks)
+            reusable = cached is not None and cached[2].fingerprint == fingerprint
+            index = cached[2] if cached is not None and reusable else LexicalIndex.build(chunks, fingerprint)
+            self._remember(key, state, index)
+            return table, index
 
     def index_for(self, groups: Iterable[str]) -> LexicalIndex:
         """The index of exactly the chunks `groups` may read, fresh against the store."""

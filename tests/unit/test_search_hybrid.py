@@ -236,3 +236,23 @@ def test_a_dense_hit_the_table_does_not_hold_yet_is_read_under_the_access_filter
     store._items = store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text])))
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id in found and secret.id not in found
+
+
+def test_concurrent_queries_after_a_change_read_the_whole_index_once():
+    import threading
+    import time
+
+    class Slow(Counting):
+        def records(self):  # noqa: ANN201
+            time.sleep(0.2)  # a large index: long enough for every thread to arrive while it is read
+            return super().records()
+
+    embedder = HashEmbedder()
+    store = Slow(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    threads = [threading.Thread(target=hybrid.search, args=(q, ANON)) for q in QUESTIONS[:4]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.reads["records"] == 1
