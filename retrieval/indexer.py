@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -185,14 +186,7 @@ def sync_index(
 
     tick = progress(len(plan.embed)) if progress and plan.embed else None
     embed_started = time.perf_counter()
-    for start in range(0, len(plan.embed), EMBED_BATCH):
-        batch = plan.embed[start : start + EMBED_BATCH]
-        vectors = embedder.embed([c.embedding_text for c in batch])
-        _check_vectors(vectors, len(batch), manifest)
-        writer.upsert(batch, vectors)
-        report.chunks_embedded += len(batch)
-        if tick:
-            tick(len(batch))
+    report.chunks_embedded = embed_and_write(plan.embed, embedder, writer, manifest, tick)
     report.embed_seconds = round(time.perf_counter() - embed_started, 3)
 
     writer.update_metadata(plan.update)
@@ -203,6 +197,39 @@ def sync_index(
     report.chunks_total = store.count()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def embed_and_write(chunks: Sequence[Chunk], embedder: Embedder, writer: StoreWriter, manifest: Manifest,
+                    tick: Progress | None = None) -> int:
+    """Embed batch by batch while the previous batch is written, so the store's time hides behind the model's.
+
+    Texts go shortest first, so each batch pads to a similar length (the
+    model's time grows with the longest text of a batch). A batch counts as
+    done, and is reported to `tick`, once it is written; a failure in either
+    step stops the loop after the write in flight, keeping the progress made.
+    """
+    ordered = sorted(chunks, key=lambda c: (len(c.embedding_text), c.id))
+    written = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-write") as pool:
+        pending: tuple[Future[None], int] | None = None
+        for start in range(0, len(ordered), EMBED_BATCH):
+            batch = ordered[start : start + EMBED_BATCH]
+            vectors = embedder.embed([c.embedding_text for c in batch])
+            _check_vectors(vectors, len(batch), manifest)
+            written += _settle(pending, tick)
+            pending = (pool.submit(writer.upsert, batch, vectors), len(batch))
+        written += _settle(pending, tick)
+    return written
+
+
+def _settle(pending: tuple[Future[None], int] | None, tick: Progress | None) -> int:
+    """Wait for the write in flight (raising its error); how many chunks it wrote."""
+    if pending is None:
+        return 0
+    pending[0].result()
+    if tick:
+        tick(pending[1])
+    return pending[1]
 
 
 def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, tuple[str, dict[str, Any]]], report: IndexReport) -> None:

@@ -5,12 +5,15 @@ from only the chunks that set may read (the store's own ACL filter), so a
 restricted chunk is never scored for, nor counted in the term statistics of,
 a viewer who may not read it.
 
-Freshness: each cached index remembers the store state it was built from:
-the chunk count and, when the store has one, its generation (which every
-ingest changes at its access step and at its commit, so a page made public
-again is searchable at once, not after a recheck). Both are compared on
-every query (cheap); the full fingerprint (every chunk id and content hash)
-at most every `recheck_seconds`. `refresh()` drops every cached index at once.
+Freshness: each cached index remembers the store state it was built from.
+A store with a generation (which every ingest changes at its access step and
+at its commit) is read whole into one `ChunkTable` per generation, and every
+group-set's index is cut from that table with the same access rule as the
+store's `where`; the generation is compared on every query, so a restriction
+or a page made public again counts from the next query on. A store without
+one is compared by chunk count on every query and by full fingerprint (every
+chunk id and content hash) at most every `recheck_seconds`. `refresh()` drops
+every cached index at once.
 """
 
 from __future__ import annotations
@@ -24,7 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
 from ingest.documents import Chunk
+
+from .table import ChunkTable, Record
 
 # Identifiers first (CLI flags, config keys, error codes, dotted names), then plain words.
 _TOKEN = re.compile(r"--?[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]+(?:[_.\-][a-z0-9]+)+|[a-z0-9]+")
@@ -91,6 +98,14 @@ class ChunkSource(Protocol):
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
 
 
+class TableSource(ChunkSource, Protocol):
+    """A store that can hand over its whole index at once and say when it changed (see `ChunkTable`)."""
+
+    def generation(self) -> str: ...
+
+    def records(self) -> list[Record]: ...
+
+
 @dataclass(frozen=True)
 class LexicalIndex:
     """A BM25 index over a fixed list of chunks (all readable by one group-set)."""
@@ -114,9 +129,13 @@ class LexicalIndex:
         terms = tokenize(question)
         if self._bm25 is None or not terms or k <= 0:
             return []
-        scores = self._bm25.get_scores(terms)
-        order = sorted(range(len(self.chunks)), key=lambda i: (-float(scores[i]), self.chunks[i].id))
-        return [(self.chunks[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
+        scores = np.asarray(self._bm25.get_scores(terms))
+        top = np.nonzero(scores > 0)[0]
+        if len(top) > k:  # keep every tie of the k-th score, so the id tie-break decides, not the partition
+            kth = np.partition(scores[top], len(top) - k)[len(top) - k]
+            top = top[scores[top] >= kth]
+        order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), self.chunks[i].id))
+        return [(self.chunks[i], float(scores[i])) for i in order[:k]]
 
 
 def chunk_fingerprint(chunks: Iterable[Chunk]) -> str:
@@ -128,32 +147,85 @@ def chunk_fingerprint(chunks: Iterable[Chunk]) -> str:
 
 
 class LexicalSearcher:
-    """BM25 over a store, one cached index per reader group-set, rebuilt when the store changes."""
+    """BM25 over a store, one cached index per reader group-set, rebuilt when the store changes.
+
+    With a store that has a generation and hands over its records, the
+    searcher also holds the `ChunkTable` every index is cut from (one read of
+    the store per change, however many group-sets ask), and the table is
+    what the hybrid retriever reads texts and vectors from.
+    """
 
     def __init__(self, store: ChunkSource, *, recheck_seconds: float = 30.0, max_indexes: int = 16) -> None:
         self.store = store
         self.recheck_seconds = recheck_seconds
         self.max_indexes = max_indexes
         self._cache: OrderedDict[frozenset[str], tuple[str, float, LexicalIndex]] = OrderedDict()
+        self._table: tuple[str, ChunkTable] | None = None
         self._lock = threading.Lock()
+        self._building = threading.RLock()  # held while reading the store whole or building an index
+
+    @property
+    def follows_generation(self) -> bool:
+        """True when the store says when it changed, so the cache is exactly as fresh as the store."""
+        return callable(getattr(self.store, "generation", None)) and callable(getattr(self.store, "records", None))
 
     def refresh(self) -> None:
         """Forget every cached index; the next query rebuilds from the store."""
         with self._lock:
             self._cache.clear()
+            self._table = None
 
     def search(self, question: str, k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         """The k best BM25 hits among the chunks `groups` may read."""
         return self.index_for(groups).search(question, k)
 
-    def index_for(self, groups: Iterable[str]) -> LexicalIndex:
-        """The index of exactly the chunks `groups` may read, fresh against the store."""
+    def table(self, state: str | None = None) -> ChunkTable:
+        """The chunk table of the store's current generation (a store without one: use `index_for`)."""
+        store: Any = self.store
+        state = state if state is not None else store.generation()
+        with self._building:  # one read of the whole index per change, however many requests arrive meanwhile
+            with self._lock:
+                if self._table is not None and self._table[0] == state:
+                    return self._table[1]
+            table = ChunkTable.build(store.records())
+            with self._lock:
+                self._table = (state, table)
+            return table
+
+    def view(self, groups: Iterable[str]) -> tuple[ChunkTable | None, LexicalIndex]:
+        """The chunk table (None for a store without one) and the BM25 index of what `groups` may read, of one state."""
         key = frozenset(groups)
         if not key:
             raise ValueError("a lexical search needs at least one reader group")
+        if not self.follows_generation:
+            return None, self._index_by_count(key)
+        state = self.store.generation()  # type: ignore[attr-defined]
+        with self._lock:
+            cached = self._cache.get(key)
+            held = self._table
+        if cached is not None and held is not None and cached[0] == state and held[0] == state:
+            return held[1], cached[2]
+        with self._building:  # concurrent requests after a change wait for one build instead of each making one
+            table = self.table(state)
+            with self._lock:
+                cached = self._cache.get(key)
+            if cached is not None and cached[0] == state:
+                return table, cached[2]
+            chunks = table.readable(key)
+            fingerprint = chunk_fingerprint(chunks)
+            reusable = cached is not None and cached[2].fingerprint == fingerprint
+            index = cached[2] if cached is not None and reusable else LexicalIndex.build(chunks, fingerprint)
+            self._remember(key, state, index)
+            return table, index
+
+    def index_for(self, groups: Iterable[str]) -> LexicalIndex:
+        """The index of exactly the chunks `groups` may read, fresh against the store."""
+        return self.view(groups)[1]
+
+    def _index_by_count(self, key: frozenset[str]) -> LexicalIndex:
+        """For a store with no generation: compare the count on every query, the full fingerprint now and then."""
         count = self.store.count()
-        generation = getattr(self.store, "generation", None)
-        state = f"{count}/{generation() if generation else ''}"
+        state = f"{count}/"
         now = time.monotonic()
         with self._lock:
             cached = self._cache.get(key)
@@ -167,9 +239,12 @@ class LexicalSearcher:
             index = cached[2]
         else:
             index = LexicalIndex.build(chunks, fingerprint)
+        self._remember(key, state, index)
+        return index
+
+    def _remember(self, key: frozenset[str], state: str, index: LexicalIndex) -> None:
         with self._lock:
-            self._cache[key] = (state, now, index)
+            self._cache[key] = (state, time.monotonic(), index)
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_indexes:
                 self._cache.popitem(last=False)
-        return index

@@ -10,6 +10,7 @@ no registry package ships any, so the default must stand on its own.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -43,19 +44,32 @@ class Reranker(Protocol):
     def rerank(self, question: str, candidates: Sequence[Candidate], *, version: str | None = None) -> list[tuple[Chunk, float]]: ...
 
 
-def heading_overlap(question: str, chunk: Chunk) -> float:
+@functools.lru_cache(maxsize=1 << 16)
+def _heading_terms(title: str, heading_path: tuple[str, ...]) -> frozenset[str]:
+    """A chunk's title and heading terms: the same few headings meet every query, so tokenize each once."""
+    return frozenset(tokenize(" ".join((title, *heading_path))))
+
+
+def heading_overlap(question: str, chunk: Chunk, terms: frozenset[str] | None = None) -> float:
     """Share of the question's terms found in the chunk's page title and heading path (0..1)."""
-    terms = set(tokenize(question))
+    terms = frozenset(tokenize(question)) if terms is None else terms
     if not terms:
         return 0.0
-    return len(terms & set(tokenize(" ".join((chunk.title, *chunk.heading_path))))) / len(terms)
+    return len(terms & _heading_terms(chunk.title, chunk.heading_path)) / len(terms)
 
 
-def exact_matches(question: str, chunk: Chunk) -> int:
+def wanted_terms(question: str) -> frozenset[str]:
+    """The identifiers and quoted phrases of a question, lower-cased: what `exact_matches` looks for."""
+    return frozenset(t for t in (*identifiers(question), *(p.strip().lower() for p in _QUOTED.findall(question))) if t)
+
+
+def exact_matches(question: str, chunk: Chunk, wanted: frozenset[str] | None = None) -> int:
     """How many identifiers and quoted phrases of the question occur verbatim (case-insensitive) in the chunk."""
+    wanted = wanted_terms(question) if wanted is None else wanted
+    if not wanted:
+        return 0
     haystack = " ".join((chunk.title, *chunk.heading_path, chunk.text)).lower()
-    wanted = {*identifiers(question), *(p.strip().lower() for p in _QUOTED.findall(question))}
-    return sum(1 for term in wanted if term and term in haystack)
+    return sum(1 for term in wanted if term in haystack)
 
 
 @dataclass(frozen=True)
@@ -69,11 +83,12 @@ class SignalReranker:
 
     def rerank(self, question: str, candidates: Sequence[Candidate], *, version: str | None = None) -> list[tuple[Chunk, float]]:
         top = max((c.fused for c in candidates), default=0.0) or 1.0
+        terms, wanted = frozenset(tokenize(question)), wanted_terms(question)
         scored = []
         for c in candidates:
             score = c.fused / top
-            score += self.heading_weight * heading_overlap(question, c.chunk)
-            score += self.exact_weight * min(self.max_exact, exact_matches(question, c.chunk))
+            score += self.heading_weight * heading_overlap(question, c.chunk, terms)
+            score += self.exact_weight * min(self.max_exact, exact_matches(question, c.chunk, wanted))
             if version is not None and c.chunk.doc_version == version:
                 score += self.version_weight
             scored.append((c.chunk, score))

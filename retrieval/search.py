@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from ingest.documents import Chunk
 
 from .embedder import Embedder
@@ -21,6 +23,7 @@ from .fusion import dedupe, reciprocal_rank_fusion
 from .lexical import ChunkSource, LexicalSearcher
 from .rerank import Candidate, Reranker, SignalReranker
 from .store import VectorStore
+from .table import ChunkTable
 from .viewer import Viewer
 
 MAX_QUESTION_CHARS = 2_000
@@ -123,42 +126,75 @@ class HybridRetriever:
 
     def candidates(self, question: str, viewer: Viewer) -> list[Candidate]:
         """Fused candidates from both searches, each restricted to what the viewer may read."""
-        if self.store.count() == 0:
-            return []
+        table, index = self.lexical.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
-        dense = self.store.query(vector, self.depth, viewer.groups)
-        lexical = self.lexical.search(question, self.depth, viewer.groups)
-        fused = reciprocal_rank_fusion([[c.id for c, _ in dense], [c.id for c, _ in lexical]])
-        dense_at = {c.id: (rank, c, s) for rank, (c, s) in enumerate(dense, start=1)}
-        lexical_at = {c.id: (rank, c, s) for rank, (c, s) in enumerate(lexical, start=1)}
-        # BM25-only candidates come from a cache that may trail the index by a few seconds: re-read them
-        # from the store under the viewer's access filter, so a chunk made restricted (or deleted) by a
-        # re-ingest a moment ago is dropped, and the text used is the indexed text.
-        missing = [i for i in lexical_at if i not in dense_at]
-        fresh = {c.id: c for c in self.store.chunks(groups=sorted(viewer.groups), ids=missing)} if missing else {}
-        similarity = dict(self._similarities(vector, [i for i in missing if i in fresh], viewer))
+        lexical = index.search(question, self.depth)
+        if table is None:
+            found = self.store.query(vector, self.depth, viewer.groups)
+            dense, chunks = [(c.id, s) for c, s in found], {c.id: c for c, _ in found}
+        else:
+            dense = self.store.nearest(vector, self.depth, viewer.groups)  # type: ignore[attr-defined]
+            chunks = {}
+        return self._fuse(vector, dense, lexical, viewer, table, chunks)
+
+    def _fuse(
+        self,
+        vector: list[float],
+        dense: list[tuple[str, float]],
+        lexical: list[tuple[Chunk, float]],
+        viewer: Viewer,
+        table: ChunkTable | None,
+        known: dict[str, Chunk],
+    ) -> list[Candidate]:
+        """Join the two ranked lists; texts, metadata and vectors come from the table, not another store read.
+
+        A dense id the table does not hold yet (an ingest still writing, before
+        its commit moves the generation) is read from the store under the
+        viewer's access filter. A chunk the table says the viewer may not read
+        is dropped even when the store returned it: both must agree.
+        """
+        groups = viewer.groups
+        dense_at = {cid: (rank, s) for rank, (cid, s) in enumerate(dense, start=1)}
+        lexical_at = {c.id: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
+        chunk_of = dict(known) | {c.id: c for c, _ in lexical}
+        if table is not None:
+            unknown = [cid for cid in dense_at if table.get(cid) is None]
+            chunk_of |= {cid: c for cid in dense_at if (c := table.get(cid)) is not None and table.may_read(cid, groups)}
+            if unknown:
+                chunk_of |= {c.id: c for c in self.store.chunks(groups=sorted(groups), ids=unknown)}
+            cosine = table.similarities(vector, [cid for cid in lexical_at if cid not in dense_at])
+        else:
+            cosine = self._reread(vector, [cid for cid in lexical_at if cid not in dense_at], chunk_of, viewer)
+        fused = reciprocal_rank_fusion([[cid for cid, _ in dense], [c.id for c, _ in lexical]])
         out = []
         for chunk_id, score in fused.items():
+            chunk = chunk_of.get(chunk_id)
+            if chunk is None or not chunk.readable_by(groups):
+                continue
             d, lx = dense_at.get(chunk_id), lexical_at.get(chunk_id)
-            if d is None and chunk_id not in fresh:
-                continue
-            chunk = d[1] if d else fresh[chunk_id]
-            if not chunk.readable_by(viewer.groups):
-                continue
-            cosine = d[2] if d else similarity.get(chunk_id)
-            out.append(Candidate(chunk, score, cosine, lx[2] if lx else None, d[0] if d else None, lx[0] if lx else None))
+            similarity = d[1] if d else cosine.get(chunk_id)
+            out.append(Candidate(chunk, score, similarity, lx[1] if lx else None, d[0] if d else None, lx[0] if lx else None))
         return sorted(out, key=lambda c: (-c.fused, c.chunk.id))
 
-    def _similarities(self, vector: list[float], ids: list[str], viewer: Viewer) -> list[tuple[str, float]]:
+    def _reread(self, vector: list[float], ids: list[str], chunk_of: dict[str, Chunk], viewer: Viewer) -> dict[str, float]:
+        """For a store that cannot say when it changed: BM25-only candidates are re-read under the access filter.
+
+        Its lexical cache may trail the index, so a chunk made restricted (or
+        deleted) a moment ago is dropped here, and the text used is the indexed text.
+        """
         if not ids:
-            return []
-        stored = getattr(self.store, "vectors", None)  # the stored vectors, when the store can give them
-        if stored is not None:
-            vectors = stored(ids)
-        else:
-            chunks = self.store.chunks(groups=sorted(viewer.groups), ids=ids)
-            ids, vectors = [c.id for c in chunks], self.embedder.embed([c.embedding_text for c in chunks])
-        return [(i, sum(a * b for a, b in zip(vector, v))) for i, v in zip(ids, vectors, strict=True)]
+            return {}
+        fresh = {c.id: c for c in self.store.chunks(groups=sorted(viewer.groups), ids=ids)}
+        for cid in ids:
+            if cid in fresh:
+                chunk_of[cid] = fresh[cid]
+            else:
+                chunk_of.pop(cid, None)
+        stored = getattr(self.store, "vectors", None)
+        kept = [cid for cid in ids if cid in fresh]
+        vectors = stored(kept) if stored is not None else self.embedder.embed([fresh[c].embedding_text for c in kept])
+        query = np.asarray(vector, dtype=np.float32)
+        return {cid: float(np.asarray(v, dtype=np.float32) @ query) for cid, v in zip(kept, vectors, strict=True)}
 
     def relevant(self, candidate: Candidate) -> bool:
         """The conservative floor: some semantic similarity, or shared terms plus a little similarity."""

@@ -24,10 +24,12 @@ from typing import Any, Protocol
 from ingest.documents import GROUP_RULE, Chunk, SourceSpan, is_group_name
 
 from .errors import IndexMismatchError, QueryError, StoreUnavailableError
+from .table import Record
 
 INDEX_FORMAT = 1
 _ACL_PREFIX = "acl_"
 _BATCH = 256
+_PAGE = 5_000  # records per read when loading the whole index into the chunk table
 POINTER_TTL = 1.0
 _BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what open_for_write appends to the store name
 
@@ -113,6 +115,11 @@ def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
     }
     meta.update({acl_key(group): True for group in chunk.access})
     return meta
+
+
+def readers_of(meta: dict[str, Any]) -> frozenset[str]:
+    """The groups whose access key is set on a stored record: who the store's `where` admits."""
+    return frozenset(key[len(_ACL_PREFIX):] for key, value in meta.items() if key.startswith(_ACL_PREFIX) and value is True)
 
 
 def chunk_from_record(chunk_id: str, text: str, meta: dict[str, Any]) -> Chunk:
@@ -214,10 +221,18 @@ class ChromaStore:
         )
 
     def _pointer(self) -> Any:
+        """The pointer collection, or None: one round trip (a lookup, not a listing of every collection)."""
         client = self._connect()
-        if self._pointer_name not in self.collections():
-            return None
-        return self._call("open pointer", client.get_collection, self._pointer_name, embedding_function=None)
+
+        def lookup() -> Any:
+            try:
+                return client.get_collection(self._pointer_name, embedding_function=None)
+            except Exception as exc:
+                if type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower():
+                    return None
+                raise
+
+        return self._call("open pointer", lookup)
 
     def _live(self) -> Any:
         """The active chunk collection; the pointer is re-read at most every POINTER_TTL seconds.
@@ -246,11 +261,19 @@ class ChromaStore:
     def generation(self) -> str:
         """A token that changes whenever the live index changes (a commit, or an ingest's access step).
 
-        Writers in this process are seen at once; writers in another process
-        (a CLI against a Chroma server) within POINTER_TTL. Caches built from
-        the index (BM25, the docs the viewer serves) compare it to go stale.
+        Read from the pointer on every call (one cheap round trip), so a
+        writer in another process (a CLI against a Chroma server) is seen by
+        the next query, like one in this process. Caches built from the index
+        (the chunk table, BM25, the docs the viewer serves) compare it to go stale.
         """
-        self._live()
+        pointer = self._pointer()
+        if pointer is None:
+            return ":"
+        meta = pointer.metadata or {}
+        name, self._generation = meta.get("collection"), str(meta.get("generation", ""))
+        if name != self._collection_name:
+            self._collection, self._live_checked = None, 0.0  # a full rebuild switched collections: follow it now
+            self._live()
         return f"{self._collection_name}:{self._generation}"
 
     def _bump(self) -> None:
@@ -337,12 +360,42 @@ class ChromaStore:
                 self._collection, self._live_checked = None, 0.0
         return None
 
+    def _get(self, *, ids: Sequence[str] | None = None, **kwargs: Any) -> dict[str, list[Any]] | None:
+        """`collection.get` in pages of _PAGE records (or ids), merged.
+
+        Chroma reads a whole get in one SQL statement, so an unpaged read of
+        ~100k records fails ("too many SQL variables"); every read of the whole
+        index, or of many ids, goes through here.
+        """
+        include = kwargs.get("include", [])
+        merged: dict[str, list[Any]] = {"ids": [], **{key: [] for key in include}}
+
+        def pages() -> Iterable[dict[str, Any]]:
+            if ids is not None:
+                yield from ({"ids": list(ids[start : start + _PAGE])} for start in range(0, len(ids), _PAGE))
+                return
+            offset = 0
+            while True:
+                yield {"limit": _PAGE, "offset": offset}
+                offset += _PAGE
+
+        for args in pages():
+            page = self._read("get", lambda live, args=args: live.get(**args, **kwargs))
+            if page is None:
+                return None
+            merged["ids"].extend(page["ids"])
+            for key in include:
+                merged[key].extend(page[key] if page[key] is not None else [])
+            if ids is None and len(page["ids"]) < _PAGE:
+                break
+        return merged
+
     def count(self, groups: Iterable[str] | None = None) -> int:
         """How many chunks the index holds (or, given reader groups, how many of them those groups may read)."""
         if groups is None:
             return int(self._read("count", lambda live: live.count()) or 0)
         where = acl_filter(groups)
-        found = self._read("count readable", lambda live: live.get(where=where, include=[]))
+        found = self._get(where=where, include=[])
         return 0 if found is None else len(found["ids"])
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
@@ -364,6 +417,30 @@ class ChromaStore:
         ]
         return [(c, s) for c, s in hits if c.readable_by(readers)]  # the stored access list must agree with the key
 
+    def nearest(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[str, float]]:
+        """Ids of the k nearest chunks `groups` may read, with cosine similarity: only what the store alone knows.
+
+        The texts, metadata and vectors of these ids are in the chunk table the
+        process already holds, so the query asks for distances only.
+        """
+        if k <= 0:
+            return []
+        where = acl_filter(groups)
+        result = self._read("query", lambda live: live.query(
+            query_embeddings=[list(vector)], n_results=k, where=where, include=["distances"]))
+        if result is None:
+            return []
+        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
+
+    def records(self) -> list[Record]:
+        """Every stored chunk with its vector and the groups its access keys admit, read page by page."""
+        result = self._get(include=["documents", "metadatas", "embeddings"])
+        if result is None:
+            return []
+        return [Record(chunk_from_record(i, d, m), v, readers_of(m))
+                for i, d, m, v in zip(result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True)
+                if _whole(d, m)]
+
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         """Stored chunks (all, or those `groups` may read, or the given ids), in id order."""
         kwargs: dict[str, Any] = {"include": ["documents", "metadatas"]}
@@ -373,7 +450,7 @@ class ChromaStore:
             if not ids:
                 return []
             kwargs["ids"] = list(ids)
-        result = self._read("get", lambda live: live.get(**kwargs))
+        result = self._get(**kwargs)
         if result is None:
             return []
         chunks = [chunk_from_record(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"], strict=True)
@@ -387,7 +464,7 @@ class ChromaStore:
         """Stored vectors of the given chunk ids, in the order asked (lets a moved chunk skip re-embedding)."""
         if not ids:
             return []
-        result = self._read("get", lambda live: live.get(ids=list(ids), include=["embeddings"]))
+        result = self._get(ids=list(ids), include=["embeddings"])
         if result is None:
             return []
         by_id = {i: [float(x) for x in v] for i, v in zip(result["ids"], result["embeddings"], strict=True)}
@@ -395,7 +472,7 @@ class ChromaStore:
 
     def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Every stored chunk id → (content hash, metadata); what an incremental build diffs against."""
-        result = self._read("get", lambda live: live.get(include=["metadatas"]))
+        result = self._get(include=["metadatas"])
         if result is None:
             return {}
         return {i: (m["hash"], m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if _whole("", m)}
@@ -452,8 +529,10 @@ class StoreWriter:
         longer has (an `acl_<group>` of a group that lost access) would survive
         and keep matching the access filter; sending None deletes it.
         """
-        stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
-        old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
+        old: dict[str, Any] = {}
+        if not self._switch:  # a fresh collection (a full rebuild) has no stored record to replace
+            stored = self._store._call("get", self._collection.get, ids=[c.id for c in batch], include=["metadatas"])
+            old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
         metas = []
         for chunk in batch:
             meta: dict[str, Any] = chunk_metadata(chunk)

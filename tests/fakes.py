@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from answer.draft import Draft, parse_draft
 from ingest.documents import Chunk, SourceSpan
 from ingest.ids import chunk_id, content_hash, doc_id
+from retrieval.table import Record
 
 
 class HashEmbedder:
@@ -76,6 +77,40 @@ class MemoryStore:
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
         found = [c for c, _ in self.items if (ids is None or c.id in ids) and (groups is None or set(groups) & set(c.access))]
         return sorted(found, key=lambda c: c.id)
+
+
+class VersionedStore(MemoryStore):
+    """A MemoryStore that, like ChromaStore, says when it changed and hands over its records and nearest ids.
+
+    Every write (assigning `items`, `add`) moves the generation, as every
+    ingest's access step and commit move the real store's.
+    """
+
+    def __init__(self, embedder: HashEmbedder, chunks: Iterable[Chunk] = ()) -> None:
+        self._generation = 0
+        super().__init__(embedder, chunks)
+
+    @property
+    def items(self) -> list[tuple[Chunk, list[float]]]:
+        return self._items
+
+    @items.setter
+    def items(self, value: list[tuple[Chunk, list[float]]]) -> None:
+        self._items = value
+        self._generation += 1
+
+    def add(self, chunks: list[Chunk]) -> None:
+        super().add(chunks)
+        self._generation += 1
+
+    def generation(self) -> str:
+        return str(self._generation)
+
+    def records(self) -> list[Record]:
+        return [Record(c, v, frozenset(c.access)) for c, v in self.items]
+
+    def nearest(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[str, float]]:
+        return [(c.id, s) for c, s in self.query(vector, k, groups)]
 
 
 class ScriptedGenerator:

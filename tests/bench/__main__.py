@@ -104,10 +104,14 @@ def bench_index(content: Path, work: Path, embedder: Any) -> tuple[dict[str, Any
         started = time.perf_counter()
         ten = sync_index(load_corpus(site), store, embedder)
         ten_times.append(time.perf_counter() - started)
+    texts = [c.embedding_text for c in load_corpus(site).chunks()]
+    encode_s, _ = median_run(lambda: embedder.embed(texts), 1)  # the model's own time for the same texts
     result = {
         "full": {"seconds": full.seconds, "embed_seconds": full.embed_seconds, "chunks": full.chunks_embedded,
                  "chunks_per_s": round(full.chunks_embedded / full.seconds, 1),
-                 "embedding_share": round(full.embed_seconds / full.seconds, 3)},
+                 "embedding_share": round(full.embed_seconds / full.seconds, 3),
+                 "pure_encode_seconds": round(encode_s, 2), "ratio_to_pure_encode": round(full.seconds / encode_s, 2),
+                 "embed_loop_ratio_to_pure_encode": round(full.embed_seconds / encode_s, 2)},
         "noop": {"seconds": round(noop_s, 3), "chunks_embedded": noop.chunks_embedded},
         "one_page_edit": {"seconds": round(statistics.median(one_times), 3), "chunks_embedded": one.chunks_embedded},
         "ten_percent_edit": {"seconds": round(statistics.median(ten_times), 3), "chunks_embedded": ten.chunks_embedded},
@@ -127,11 +131,16 @@ def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> d
     retriever = open_retriever(Settings(), store=store, embedder=embedder)
     answerer = Answerer(retriever, ExtractiveGenerator(embedder))
     viewer = Viewer.anonymous()
-    retrieval_times, answer_times, verify_times = [], [], []
-    for row in questions:
+    retrieval_times, dense_times, answer_times, verify_times = [], [], [], []
+    for row in questions * 3:  # the dense-only top-5 query (embed + one store query) of the same store, interleaved
         started = time.perf_counter()
-        rset = retriever.search(row["question"], viewer)
+        retriever.search(row["question"], viewer)
         retrieval_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        store.query(embedder.embed([row["question"]])[0], 5, viewer.groups)
+        dense_times.append(time.perf_counter() - started)
+    for row in questions:
+        rset = retriever.search(row["question"], viewer)
         started = time.perf_counter()
         answerer.ask(row["question"], viewer)
         answer_times.append(time.perf_counter() - started)
@@ -141,7 +150,9 @@ def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> d
             for _ in range(20):
                 verify(draft, rset, viewer)
             verify_times.append((time.perf_counter() - started) / 20)
-    return {"retrieval": dist_ms(retrieval_times), "answer_extractive": dist_ms(answer_times),
+    ours, dense = dist_ms(retrieval_times), dist_ms(dense_times)
+    return {"retrieval": ours, "dense_top5": dense, "ratio_p50": round(ours["p50_ms"] / dense["p50_ms"], 2),
+            "ratio_p95": round(ours["p95_ms"] / dense["p95_ms"], 2), "answer_extractive": dist_ms(answer_times),
             "verifier_per_answer": dist_ms(verify_times), "retriever": type(retriever).__name__}
 
 
@@ -177,17 +188,35 @@ def bench_baseline(content: Path, work: Path, store: Any, embedder: Any, questio
                      "method": type(ours).__name__ + " over heading-anchored chunks"}}
 
 
-def bench_scale(sizes: list[int], work: Path) -> list[dict[str, Any]]:
-    """Each size in its own process, so peak memory is that size's alone."""
+def bench_scale(sizes: list[int], work: Path, real: int) -> list[dict[str, Any]]:
+    """Each size in its own process (so peak memory is that size's alone), then its index behind a `chroma run` server."""
+    from tests.chroma_server import chroma_server
+
     results = []
     for size in sizes:
-        out = subprocess.run([sys.executable, "-m", "tests.bench.scale", str(size), str(work / f"scale-{size}")],
-                             cwd=REPO, capture_output=True, text=True)
-        if out.returncode != 0:
-            results.append({"chunks_requested": size, "error": out.stderr.strip()[-400:]})
-            continue
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        folder = work / f"scale-{size}"
+        point = _scale_run([str(size), str(folder), "--real", str(real)])
+        point["chunks_requested"] = size
+        if "error" not in point:
+            started = time.perf_counter()
+            with chroma_server(folder / "chroma", startup=600) as url:
+                point["chroma_server"] = _scale_run([str(size), str(folder), "--url", url])
+                point["chroma_server"]["server_start_seconds"] = round(time.perf_counter() - started, 1)
+        results.append(point)
+        if len(results) > 1 and "error" not in results[-2] and "error" not in point:
+            before, after = results[-2]["query"]["ours"], point["query"]["ours"]
+            point["growth_from_previous"] = {"chunks_x": round(point["chunks"] / results[-2]["chunks"], 1),
+                                             "p50_x": round(after["p50_ms"] / before["p50_ms"], 2),
+                                             "p95_x": round(after["p95_ms"] / before["p95_ms"], 2)}
+        shutil.rmtree(folder / "content", ignore_errors=True)
     return results
+
+
+def _scale_run(args: list[str]) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-m", "tests.bench.scale", *args], cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip()[-400:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def bench_server(work: Path, site: Path, requests: int, concurrency: int) -> dict[str, Any]:
@@ -213,7 +242,8 @@ def print_table(report: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000", help="synthetic corpus sizes in chunks")
-    parser.add_argument("--large", action="store_true", help="add the 100k-chunk size (about an hour)")
+    parser.add_argument("--large", action="store_true", help="add the 100k-chunk size (vectors past --real reused)")
+    parser.add_argument("--real", type=int, default=10_000, help="scale points: texts the model embeds; later ones reuse vectors")
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
@@ -246,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
 
             report["publish"] = bench_publish(work, content, provision_default_model(Settings().models_dir))
         if "scale" not in skip:
-            report["scale"] = bench_scale(sizes, work)
+            report["scale"] = bench_scale(sizes, work, args.real)
     report["total_seconds"] = round(time.perf_counter() - started, 1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -292,3 +292,55 @@ def test_a_reader_holding_the_old_collection_sees_a_full_rebuild_within_the_poin
     after = {c.id for c, _ in reader.query(probe, 50, ["public"])}
     assert after == {c.id for c, _ in builder.query(probe, 50, ["public"])}
     assert after != before
+
+
+def test_nearest_gives_the_ids_and_similarities_of_query_and_records_give_every_chunk_with_its_vector(make_store, site):
+    store = make_store()
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), store, embedder)
+    probe = embedder.embed(["refunds within 30 days of purchase"])[0]
+    for groups in (["public"], ["staff"], ["public", "staff"]):
+        full = [(c.id, round(s, 5)) for c, s in store.query(probe, 50, groups)]
+        assert [(i, round(s, 5)) for i, s in store.nearest(probe, 50, groups)] == full
+    assert "doc:internal/overrides" not in [i for i, _ in store.nearest(probe, 50, ["public"])]
+    records = store.records()
+    assert sorted(r.chunk.id for r in records) == [c.id for c in store.chunks()]
+    by_id = {r.chunk.id: r for r in records}
+    ids = sorted(by_id)
+    for chunk_id, vector in zip(ids, store.vectors(ids), strict=True):
+        assert [round(float(x), 6) for x in by_id[chunk_id].vector] == [round(x, 6) for x in vector]
+        assert by_id[chunk_id].readers == frozenset(by_id[chunk_id].chunk.access)
+
+
+def test_a_restriction_written_through_another_handle_is_never_served_by_the_next_query(make_store, site):
+    """The chunk table follows the pointer's generation: a writer elsewhere is seen by the very next query."""
+    from retrieval.search import HybridRetriever
+    from retrieval.viewer import Viewer
+
+    reader, writer = make_store(), make_store()  # two handles, as a web process and an ingest process
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), writer, embedder)
+    hybrid = HybridRetriever(reader, embedder)
+    anonymous = Viewer.anonymous()
+    questions = ("Annual plans can be refunded within 30 days of purchase.", "refunded annual plans purchase")
+    assert all("doc:billing/refunds#refund-windows" in [h.chunk.id for h in hybrid.search(q, anonymous).hits] for q in questions)
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    sync_index(load_corpus(site), writer, embedder)
+    for question in questions:
+        assert not [h for h in hybrid.search(question, anonymous, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
+    staff = [h.chunk.id for h in hybrid.search(questions[0], Viewer.of(["staff"])).hits]
+    assert "doc:billing/refunds#refund-windows" in staff
+
+
+def test_whole_index_reads_are_paged_and_return_every_record(make_store, site, monkeypatch):
+    """Chroma fails one unpaged read of ~100k records ("too many SQL variables"): every whole read is paged."""
+    import retrieval.store as store_module
+
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    whole = (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+             store.count(["public"]), store.vectors(sorted(store.hashes())))
+    monkeypatch.setattr(store_module, "_PAGE", 2)  # fewer than the site's chunks: several pages each
+    assert len(whole[0]) > 4
+    assert (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+            store.count(["public"]), store.vectors(sorted(store.hashes()))) == whole

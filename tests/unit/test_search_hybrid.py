@@ -11,7 +11,7 @@ from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_fusion
 from retrieval.rerank import Candidate
 from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, make_chunk
+from tests.fakes import HashEmbedder, MemoryStore, VersionedStore, make_chunk
 
 ANON = Viewer.anonymous()
 STAFF = Viewer.of(["staff"])
@@ -162,3 +162,97 @@ def test_a_chunk_made_restricted_by_a_reingest_is_not_served_from_the_stale_lexi
     assert target.id not in [h.chunk.id for h in hybrid.search(target.text, ANON, k=50).hits]
     store.items = [(c, v) for c, v in store.items if c.id != DOCS[1].id] + [(DOCS[1], embedder.embed(["x"])[0])]
     assert hybrid.search("retried 15 times", ANON).hits is not None  # a changed vector set never crashes a query
+
+
+# -- the chunk table: a store that says when it changed is read once per change ---------
+
+
+class Counting(VersionedStore):
+    """Counts store reads, to show a query reads nothing twice once the table is built."""
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        self.reads = {"chunks": 0, "records": 0, "query": 0, "nearest": 0}
+        super().__init__(*args, **kwargs)
+
+    def chunks(self, groups=None, ids=None):  # noqa: ANN001, ANN201
+        self.reads["chunks"] += 1
+        return super().chunks(groups, ids)
+
+    def records(self):  # noqa: ANN201
+        self.reads["records"] += 1
+        return super().records()
+
+    def nearest(self, vector, k, groups):  # noqa: ANN001, ANN201
+        self.reads["nearest"] += 1
+        return super().nearest(vector, k, groups)
+
+
+QUESTIONS = ["How long do refunds take?", "retried 15 times", "--dry-run", "FD-4291", "refund overrides", "zebra"]
+
+
+@pytest.mark.parametrize("viewer", [ANON, STAFF])
+def test_the_table_path_ranks_exactly_like_the_store_reread_path(viewer):
+    embedder = HashEmbedder()
+    plain = HybridRetriever(MemoryStore(embedder, DOCS), embedder)
+    tabled = HybridRetriever(VersionedStore(embedder, DOCS), embedder)
+    for question in QUESTIONS:
+        expected = [(h.handle, h.chunk.id, round(h.score, 6)) for h in plain.search(question, viewer, k=5).hits]
+        assert [(h.handle, h.chunk.id, round(h.score, 6)) for h in tabled.search(question, viewer, k=5).hits] == expected
+
+
+def test_after_the_first_query_each_search_asks_the_store_for_nearest_ids_only():
+    embedder = HashEmbedder()
+    store = Counting(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    hybrid.search("refund policy", ANON)
+    before = dict(store.reads)
+    for question in QUESTIONS:
+        hybrid.search(question, ANON)
+    assert {k: store.reads[k] - before[k] for k in store.reads} == {"chunks": 0, "records": 0, "query": 0,
+                                                                    "nearest": len(QUESTIONS)}
+
+
+def test_a_chunk_restricted_by_a_reingest_leaves_the_table_at_the_next_query():
+    embedder = HashEmbedder()
+    store = VersionedStore(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    target = DOCS[0]
+    assert target.id in [h.chunk.id for h in hybrid.search(target.text, ANON).hits]  # builds the table
+    store.items = [((replace(c, access=("staff",)) if c.id == target.id else c), v) for c, v in store.items]
+    for question in (target.text, "refunds monthly plans charge 14 days"):  # dense and BM25-only routes
+        assert target.id not in [h.chunk.id for h in hybrid.search(question, ANON, k=50).hits]
+    assert target.id in [h.chunk.id for h in hybrid.search(target.text, STAFF).hits]
+
+
+def test_a_dense_hit_the_table_does_not_hold_yet_is_read_under_the_access_filter():
+    # An ingest still writing: the store has new chunks but its generation has not moved yet.
+    embedder = HashEmbedder()
+    store = VersionedStore(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    hybrid.search("refund policy", ANON)
+    fresh = make_chunk("guides/lemur", "size", "Lemur batches hold 17 events.", title="Lemur", heading="Batch size")
+    secret = make_chunk("internal/lemur", "quota", "Lemur internal quota is 9 events.", title="Lemur", heading="Quota",
+                        access=("staff",))
+    store._items = store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text])))
+    found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
+    assert fresh.id in found and secret.id not in found
+
+
+def test_concurrent_queries_after_a_change_read_the_whole_index_once():
+    import threading
+    import time
+
+    class Slow(Counting):
+        def records(self):  # noqa: ANN201
+            time.sleep(0.2)  # a large index: long enough for every thread to arrive while it is read
+            return super().records()
+
+    embedder = HashEmbedder()
+    store = Slow(embedder, DOCS)
+    hybrid = HybridRetriever(store, embedder)
+    threads = [threading.Thread(target=hybrid.search, args=(q, ANON)) for q in QUESTIONS[:4]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.reads["records"] == 1
