@@ -146,7 +146,7 @@ def sync_index(
     )
     previous = _stored(store) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
-    kept = {cid for cid, (_, meta) in previous.items() if meta.get("source") in failed_sources}
+    kept = _kept_for_failed(previous, failed_sources)
     report.pages_failed = len(failed_sources)
     report.failures = [str(failure) for failure in corpus.failures]
     chunks = corpus.chunks()
@@ -260,6 +260,14 @@ def _check_vectors(vectors: Sequence[Sequence[float]], expected: int, manifest: 
                 f"index holds {manifest.dimension}-dim vectors but embedder {manifest.embedder!r} makes "
                 f"{len(vector)}-dim ones; run `make ingest FULL=1` to rebuild"
             )
+
+
+def _kept_for_failed(previous: dict[str, tuple[str, dict[str, Any]]], failed_sources: set[str]) -> set[str]:
+    """Chunk ids a failed page keeps: those written in its file, and those of the same page written in a
+    partial it renders (their `source` is the partial's file, their page is the failed one)."""
+    failed_pages = {meta.get("doc_id") for _, meta in previous.values() if meta.get("source") in failed_sources}
+    return {cid for cid, (_, meta) in previous.items()
+            if meta.get("source") in failed_sources or meta.get("doc_id") in failed_pages}
 
 
 def _count_pages(

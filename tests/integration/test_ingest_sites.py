@@ -109,3 +109,23 @@ def test_make_ingest_prints_outline_warnings_with_file_and_line(tmp_path, model_
     assert "warning: guides/code.mdx:7: code fence is never closed" in result.stderr
     assert "3 warning(s)" in result.stderr
     assert "pages: 2 added" in result.stdout
+
+
+def test_a_page_that_fails_to_parse_keeps_the_chunks_its_partials_gave_it(site, tmp_path, real_embedder):
+    """Nothing lost: a failed page keeps every chunk it had, those written in a partial it renders included."""
+    root = tmp_path / "site"
+    for name, text in PAGES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    store = ChromaStore(path=str(tmp_path / "chroma"))
+    sync_index(load_corpus(root), store, real_embedder)
+
+    def export_chunks() -> dict[str, str]:
+        return {c.id: c.source for c in store.chunks(groups=["public"]) if c.doc_id == "doc:guides/export"}
+
+    before = export_chunks()
+    assert "_partials/_retention.mdx" in before.values()
+    (root / "guides/export.mdx").write_text("---\n- not a mapping\n---\n\n# Exporting events\n", encoding="utf-8")
+    report = sync_index(load_corpus(root), store, real_embedder)
+    assert report.pages_failed == 1
+    assert export_chunks() == before
