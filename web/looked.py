@@ -51,23 +51,5 @@ def looked_at(rset: RetrievalSet | None, site: SiteConfig | None = None) -> tupl
 
 
 def related(rset: RetrievalSet | None, site: SiteConfig, limit: int = RELATED_LIMIT) -> tuple[Looked, ...]:
-    """The sections a refusal names, each once, linked to page#anchor when that stays on the site.
-
-    The retrieval set is already access-filtered; the viewer check is repeated
-    because a refusal must never title or link a chunk its reader may not read.
-    """
-    if rset is None:
-        return ()
-    found: dict[str, Looked] = {}
-    for hit in rset.hits:
-        chunk = hit.chunk
-        if not rset.viewer.may_read(chunk.access):
-            continue
-        href = chunk.url if is_site_url(chunk.url, site) else None
-        heading = " › ".join(section_path(chunk.title, chunk.heading_path)[-2:])
-        key = href or f"{chunk.title}\n{heading}"
-        if key not in found:
-            found[key] = Looked(hit.handle, chunk.title, heading, href)
-        if len(found) == limit:
-            break
-    return tuple(found.values())
+    """The sections a refusal names: the first `limit` of `looked_at`, so both lists agree on what a section is."""
+    return looked_at(rset, site)[:limit]
