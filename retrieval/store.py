@@ -491,11 +491,6 @@ class StoreWriter:
     def is_fresh(self) -> bool:
         return self._switch
 
-    def existing(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        if self._switch:
-            return {}
-        return self._store.hashes()
-
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
         """Write chunks with their vectors, replacing whatever was stored under the same ids."""
         if len(chunks) != len(vectors):
