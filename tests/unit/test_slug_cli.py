@@ -7,8 +7,6 @@ heading used to turn into two slugs and shift every later duplicate number.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ingest.slugger import Slugger
+from tests.slugger_oracle import oracle_dir, requires_oracle
 
 from .test_slugger import CASES
 
@@ -50,11 +49,10 @@ def test_site_slugger_and_override(tmp_path: Path) -> None:
     assert run_slug("Hello World\n", str(tmp_path), "--slugger", "github") == ["hello-world"]
 
 
-@pytest.mark.skipif(not os.environ.get("GITHUB_SLUGGER_ORACLE_DIR") or shutil.which("node") is None,
-                    reason="set GITHUB_SLUGGER_ORACLE_DIR to a dir with node_modules/github-slugger@2")
+@requires_oracle
 def test_cli_matches_one_node_slugger_instance(tmp_path: Path) -> None:
-    oracle_dir = Path(os.environ["GITHUB_SLUGGER_ORACLE_DIR"])
-    script = oracle_dir / "_slugger_cli_oracle.mjs"
+    oracle = oracle_dir()
+    script = oracle / "_slugger_cli_oracle.mjs"
     script.write_text("import GithubSlugger from 'github-slugger'\nimport fs from 'node:fs'\n"
                       "const s = new GithubSlugger()\n"
                       "const lines = fs.readFileSync(0, 'utf8').split('\\n').slice(0, -1)\n"
@@ -62,7 +60,7 @@ def test_cli_matches_one_node_slugger_instance(tmp_path: Path) -> None:
     text = "".join(t + "\n" for _, t, _ in CASES) + "Intro\na\u2028b\nIntro\n"
     try:
         node = subprocess.run(["node", str(script)], input=text.encode("utf-8"), capture_output=True, check=True,
-                              cwd=oracle_dir).stdout.decode("utf-8").split("\n")[:-1]
+                              cwd=oracle).stdout.decode("utf-8").split("\n")[:-1]
     finally:
         script.unlink()
     assert run_slug(text, str(tmp_path)) == node

@@ -5,14 +5,12 @@ were produced by the real npm package github-slugger@2.0.0 under Node 20.
 ``test_matches_node_oracle`` re-checks everything against that package when
 ``GITHUB_SLUGGER_ORACLE_DIR`` names a directory holding
 ``node_modules/github-slugger`` (``npm install github-slugger@2`` there);
-otherwise it is skipped, except in CI (``CI`` set), where a missing oracle fails.
+otherwise it is skipped, except in CI (see tests/slugger_oracle.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import unicodedata
 from pathlib import Path
@@ -22,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.slugger import _ALPHABETIC_SYMBOLS, SLUGGERS, Slugger, make_slugger, slug
+from tests.slugger_oracle import oracle_dir, requires_oracle
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "slugger_cases.tsv"
 KEPT_CATEGORIES = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "Pc"}
@@ -214,15 +213,10 @@ process.stdout.write(JSON.stringify({ cases: inputs.map((s) => slug(s)), singles
 """
 
 
-@pytest.mark.skipif(
-    not os.environ.get("CI") and (not os.environ.get("GITHUB_SLUGGER_ORACLE_DIR") or shutil.which("node") is None),
-    reason="set GITHUB_SLUGGER_ORACLE_DIR to a dir with node_modules/github-slugger@2 (never skipped in CI)",
-)
+@requires_oracle
 def test_matches_node_oracle(tmp_path: Path) -> None:
-    assert shutil.which("node"), "node is missing: .ci/run installs it, `make test` then installs the oracle"
-    oracle_dir = Path(os.environ.get("GITHUB_SLUGGER_ORACLE_DIR", ""))
-    assert (oracle_dir / "node_modules/github-slugger").is_dir(), f"no github-slugger under {oracle_dir}: run `make test`"
-    script = oracle_dir / "_slugger_oracle.mjs"
+    oracle = oracle_dir()
+    script = oracle / "_slugger_oracle.mjs"
     script.write_text(ORACLE_SCRIPT, encoding="utf-8")
     try:
         inputs = [text for _, text, _ in CASES]
@@ -232,7 +226,7 @@ def test_matches_node_oracle(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             check=True,
-            cwd=oracle_dir,
+            cwd=oracle,
         )
     finally:
         script.unlink()
