@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from retrieval.search import MAX_QUESTION_CHARS
+
 from .support import key_terms
 
 log = logging.getLogger(__name__)
@@ -152,7 +154,7 @@ class LLMCondenser:
         except Exception as exc:  # noqa: BLE001 - any model or format failure falls back to the offline rule
             log.warning("condensing a follow-up failed (%s); using the offline rule", exc)
             text = ""
-        return text[:1000] if text else self.fallback.condense(question, history)
+        return text[:MAX_QUESTION_CHARS] if text else self.fallback.condense(question, history)
 
 
 def rewrite(question: str, history: Sequence[Turn], condenser: Condenser | None = None) -> Rewrite:

@@ -26,7 +26,7 @@ from .store import VectorStore
 from .table import ChunkTable
 from .viewer import Viewer
 
-MAX_QUESTION_CHARS = 2_000
+MAX_QUESTION_CHARS = 1_000  # the one question limit: the web edge rejects longer, search cuts what reaches it
 DEPTH = 50
 
 

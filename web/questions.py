@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-MAX_QUESTION_CHARS = 1_000
+from retrieval.search import MAX_QUESTION_CHARS
 
 
 class QuestionError(ValueError):
