@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from ingest.slugger import Slugger
 from tests.slugger_oracle import oracle_dir, requires_oracle
 
