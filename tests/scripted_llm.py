@@ -39,43 +39,56 @@ class Reply:
         return cls(text=then, delay=seconds)
 
 
-class ScriptedLLM:
-    """Replays `replies` in order; `requests` holds every request body received, decoded."""
+class ScriptedServer:
+    """A loopback HTTP server that pops one scripted `Reply` per POST and records every request body.
 
-    def __init__(self, *replies: Reply | str, reject_response_format: bool = False) -> None:
-        self.replies: list[Reply] = [r if isinstance(r, Reply) else Reply(text=r) for r in replies]
+    Subclasses say which path is the model's route (`accepts`), how a reply is
+    written on the wire (`success_body`) and where the client's base URL ends
+    (`url_suffix`); queueing, delays, HTTP errors and shutdown are shared.
+    """
+
+    url_suffix = ""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies: list[Reply] = [self._as_reply(r) for r in replies]
         self.requests: list[dict[str, Any]] = []
-        self.reject_response_format = reject_response_format
+        self.paths: list[str] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.url = ""
 
-    def push(self, *replies: Reply | str) -> None:
+    def _as_reply(self, reply: Any) -> Reply:
+        return reply
+
+    def accepts(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def push(self, *replies: Any) -> None:
         with self._lock:
-            self.replies.extend(r if isinstance(r, Reply) else Reply(text=r) for r in replies)
+            self.replies.extend(self._as_reply(r) for r in replies)
 
-    @property
-    def prompts(self) -> list[str]:
-        """The concatenated message contents of each request, in order."""
-        return ["\n".join(m.get("content") or "" for m in body.get("messages", [])) for body in self.requests]
+    def reply_to(self, request: dict[str, Any]) -> Reply:
+        """The reply to one request: the next scripted one (a subclass may plan it from the request instead)."""
+        with self._lock:
+            return self.replies.pop(0) if self.replies else Reply(text="no scripted reply left", status=404)
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, path: str, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
-            if self.reject_response_format and "response_format" in body:
-                return Reply(text='{"error": {"message": "response_format is not supported"}}', status=400)
-            if not self.replies:
-                return Reply(text="no scripted reply left", status=404)
-            return self.replies.pop(0)
+            self.paths.append(path)
+        return self.reply_to(body)
 
     @contextmanager
-    def running(self) -> Iterator[ScriptedLLM]:
+    def running(self) -> Iterator[Any]:
         """Serve on a free port of 127.0.0.1; `url` is the base to pass as litellm's api_base."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()
-        self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        self.url = f"http://127.0.0.1:{server.server_address[1]}{self.url_suffix}"
         try:
             yield self
         finally:
@@ -83,6 +96,35 @@ class ScriptedLLM:
             server.shutdown()
             server.server_close()
             thread.join(timeout=5)
+
+
+class ScriptedLLM(ScriptedServer):
+    """An OpenAI-compatible chat completions server replaying `replies` (message texts) in order."""
+
+    url_suffix = "/v1"
+
+    def __init__(self, *replies: Reply | str, reject_response_format: bool = False) -> None:
+        super().__init__(*replies)
+        self.reject_response_format = reject_response_format
+
+    def _as_reply(self, reply: Reply | str) -> Reply:
+        return reply if isinstance(reply, Reply) else Reply(text=reply)
+
+    def accepts(self, path: str) -> bool:
+        return path.rstrip("/").endswith("/chat/completions")
+
+    def reply_to(self, request: dict[str, Any]) -> Reply:
+        if self.reject_response_format and "response_format" in request:
+            return Reply(text='{"error": {"message": "response_format is not supported"}}', status=400)
+        return super().reply_to(request)
+
+    def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
+        return json.dumps(_completion(reply.text, request.get("model", "scripted")))
+
+    @property
+    def prompts(self) -> list[str]:
+        """The concatenated message contents of each request, in order."""
+        return ["\n".join(m.get("content") or "" for m in body.get("messages", [])) for body in self.requests]
 
 
 def _completion(text: str | None, model: str) -> dict[str, Any]:
@@ -96,7 +138,7 @@ def _completion(text: str | None, model: str) -> dict[str, Any]:
     }
 
 
-def _handler(script: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+def _handler(script: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:  # keep test output quiet
             pass
@@ -107,26 +149,27 @@ def _handler(script: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(self.rfile.read(length) or b"{}")
             except json.JSONDecodeError:
                 body = {"undecodable": True}
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+            path = self.path.split("?")[0]
+            if not script.accepts(path):
+                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                 return
-            reply = script._next(body)
+            reply = script._next(path, body)
             if reply.delay and script._stopping.wait(reply.delay):
                 return
             if reply.status != 200:
                 message = reply.text or f"scripted HTTP {reply.status}"
-                self._send(reply.status, {"error": {"message": message, "type": "scripted", "code": reply.status}})
+                self._send(reply.status, json.dumps({"error": {"message": message, "type": "scripted", "code": reply.status}}))
                 return
-            self._send(200, _completion(reply.text, body.get("model", "scripted")))
+            self._send(200, script.success_body(reply, body))
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, data: str) -> None:
+            encoded = data.encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(len(encoded)))
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(encoded)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                 pass
 

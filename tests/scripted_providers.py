@@ -1,6 +1,6 @@
 """Scripted Anthropic Messages and Gemini generateContent servers on 127.0.0.1, speaking each wire format.
 
-Like `scripted_llm`, a real HTTP server replays queued replies and records every
+Like `scripted_llm` (the same `ScriptedServer`), a real HTTP server replays queued replies and records every
 request, so tests drive the real litellm client for these providers: request
 building (document blocks, parts), response parsing (Anthropic `citations`,
 Gemini `groundingMetadata`), HTTP errors and timeouts. A reply's text is the
@@ -11,13 +11,10 @@ The builders below write the bodies the providers document.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Sequence
 from typing import Any
 
-from tests.scripted_llm import Reply
+from tests.scripted_llm import Reply, ScriptedServer
 
 ROUTES = {"anthropic": "/v1/messages", "gemini": ":generateContent"}
 
@@ -63,27 +60,23 @@ def gemini_response(text: str, chunks: Sequence[dict[str, Any]] = (), supports: 
             "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
 
 
-class ScriptedProvider:
+class ScriptedProvider(ScriptedServer):
     """Replays raw response bodies for one provider's route; `requests` holds every request body, decoded."""
 
     def __init__(self, wire: str, *replies: Reply | dict[str, Any]) -> None:
         if wire not in ROUTES:
             raise ValueError(f"wire must be one of {sorted(ROUTES)}, got {wire!r}")
         self.wire = wire
-        self.replies: list[Reply] = [self._reply(r) for r in replies]
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self.url = ""
+        super().__init__(*replies)
 
-    @staticmethod
-    def _reply(reply: Reply | dict[str, Any]) -> Reply:
+    def _as_reply(self, reply: Reply | dict[str, Any]) -> Reply:
         return reply if isinstance(reply, Reply) else Reply.json(reply)
 
-    def push(self, *replies: Reply | dict[str, Any]) -> None:
-        with self._lock:
-            self.replies.extend(self._reply(r) for r in replies)
+    def accepts(self, path: str) -> bool:
+        return path.endswith(ROUTES[self.wire])
+
+    def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
+        return reply.text or ""  # the whole response body, as the provider would send it
 
     @property
     def documents(self) -> list[list[str]]:
@@ -102,65 +95,3 @@ class ScriptedProvider:
     def prompts(self) -> list[str]:
         """Everything each request said, as one string (system text, documents, question, feedback)."""
         return [json.dumps(body, ensure_ascii=False) for body in self.requests]
-
-    def _next(self, path: str, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
-            self.paths.append(path)
-            if not self.replies:
-                return Reply(text="no scripted reply left", status=404)
-            return self.replies.pop(0)
-
-    @contextmanager
-    def running(self) -> Iterator[ScriptedProvider]:
-        """Serve on a free port of 127.0.0.1; `url` is the base to pass as litellm's api_base."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        server.daemon_threads = True
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        thread.start()
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        try:
-            yield self
-        finally:
-            self._stopping.set()
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
-
-
-def _handler(script: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # keep test output quiet
-            pass
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except json.JSONDecodeError:
-                body = {"undecodable": True}
-            path = self.path.split("?")[0]
-            if not path.endswith(ROUTES[script.wire]):
-                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
-                return
-            reply = script._next(path, body)
-            if reply.delay and script._stopping.wait(reply.delay):
-                return
-            if reply.status != 200:
-                message = reply.text or f"scripted HTTP {reply.status}"
-                self._send(reply.status, json.dumps({"error": {"message": message, "type": "scripted", "code": reply.status}}))
-                return
-            self._send(200, reply.text or "")
-
-        def _send(self, status: int, data: str) -> None:
-            encoded = data.encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(encoded)))
-                self.end_headers()
-                self.wfile.write(encoded)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-                pass
-
-    return Handler

@@ -140,9 +140,7 @@ class PlannedLLM(ScriptedLLM):
 
     plan: Callable[[dict[str, str]], dict[str, Any]] = staticmethod(lambda passages: {"refused": True, "claims": []})
 
-    def _next(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
+    def reply_to(self, body: dict[str, Any]) -> Reply:
         user = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
         return Reply.json(self.plan(dict(_PASSAGE.findall(user))))
 

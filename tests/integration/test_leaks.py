@@ -138,9 +138,7 @@ class CachedEmbedder:
 class EchoLLM(ScriptedLLM):
     """A model that quotes the first sentence of every passage it is shown: whatever reaches the prompt gets shown."""
 
-    def _next(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
+    def reply_to(self, body: dict[str, Any]) -> Reply:
         user = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
         claims = [{"quotes": [{"handle": h, "quote": s[0]}], "claim": s[0]}
                   for h, text in _PASSAGE.findall(user) if (s := sentences(text.replace("\u200b", "")))]
