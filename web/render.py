@@ -172,8 +172,10 @@ def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id:
     quote = quote_html(text, citation.start, citation.end, header=citation.table_header, link=link)
     return Cite(
         handle=citation.handle, number=number, card_id=card_id, href=source_href(hit, citation, site),
-        title=citation.title, heading_path=section_path(citation.title, citation.heading_path),
-        doc_version=citation.doc_version, quote=citation.quote, quote_html=quote,
+        # Where the quote sits is read from the chunk it resolved to, like its link: a restored answer's
+        # record may name a title or version the page no longer has.
+        title=hit.chunk.title, heading_path=section_path(hit.chunk.title, hit.chunk.heading_path),
+        doc_version=hit.chunk.doc_version, quote=citation.quote, quote_html=quote,
         excerpt_html=excerpt_html(text, citation.start, citation.end, link=link), is_table="<table" in quote,
     )
 
@@ -218,7 +220,8 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
             shown = quote_html(hit.chunk.text, c.start, c.end, header=c.table_header, link=link)
             found = order.get(c.chunk_id)
             if found is None:
-                order[c.chunk_id] = Source(c.handle, c.title, section_path(c.title, c.heading_path),
+                chunk = hit.chunk  # titles come from the resolved chunk, like the link (see cite_view)
+                order[c.chunk_id] = Source(c.handle, chunk.title, section_path(chunk.title, chunk.heading_path),
                                            source_href(hit, c, site), (c.quote,), numbers.of(c.chunk_id), (shown,))
             elif c.quote not in found.quotes:
                 order[c.chunk_id] = Source(found.handle, found.title, found.heading_path, found.href,

@@ -324,3 +324,25 @@ def test_the_side_panel_passes_the_same_gate_as_the_chips():
     panel = render.sources([Claim("x", "supported", (good, phantom, restricted))], rset, SiteConfig())
     assert [(s.handle, s.title) for s in panel] == [("c1", "Refunds")]
     assert render.cite_view(rset, restricted, SiteConfig(), "card") is None  # the viewer may not read it
+
+
+def test_a_chip_and_its_source_name_the_section_the_quote_resolved_to_not_the_recorded_title():
+    """A restored answer's record may carry a title, headings or version the page has since changed."""
+    from dataclasses import replace
+
+    from answer.verify import Citation, Claim
+    from ingest.site import SiteConfig
+    from retrieval.search import renumber
+    from retrieval.viewer import Viewer
+    from web import render
+
+    live = make_chunk("billing/refunds", "refund-windows", QUOTE + " Annual plans are refunded pro rata.",
+                      title="Refunds and credits", heading="Refund windows")
+    live = replace(live, doc_version="2.5")
+    rset = renumber("q", Viewer.anonymous(), [(live, 1.0)])
+    recorded = Citation("c1", live.id, QUOTE, 0, len(QUOTE), "", live.url, "Refunds", ("Old heading",), "2.4", live.hash)
+    cite = render.cite_view(rset, recorded, SiteConfig(), "card")
+    assert cite is not None and cite.title == "Refunds and credits" and cite.doc_version == "2.5"
+    assert "Old heading" not in cite.heading_path and "Refund windows" in cite.heading_path
+    [source] = render.sources([Claim("x", "supported", (recorded,))], rset, SiteConfig())
+    assert source.title == "Refunds and credits" and "Old heading" not in source.heading_path
