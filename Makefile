@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup serve ingest test test-unit eval bench clean
+.PHONY: setup serve ingest test test-unit lint eval bench clean
 
 setup: $(STAMP) $(MODEL)
 
@@ -42,6 +42,13 @@ test: setup $(ORACLE)
 
 test-unit: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+# Gates CI runs before the tests: ruff (pyflakes, bugbear, import order...), mypy --strict, and the layer
+# contract web -> answer -> retrieval -> ingest (import-linter). All configured in pyproject.toml.
+lint: setup
+	$(VENV)/bin/ruff check ingest retrieval answer web tests
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 eval: setup
 	$(PY) -m tests.eval $(EVAL_ARGS)

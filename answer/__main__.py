@@ -17,7 +17,7 @@ from retrieval.viewer import Viewer
 from .errors import AnswerError
 
 
-def _print_answer(data: dict) -> None:
+def _print_answer(data: dict[str, Any]) -> None:
     print(f"[{data['state']}{' · degraded' if data['degraded'] else ''}] {data['question']}")
     for n, claim in enumerate(data["claims"], start=1):
         handles = " ".join(f"[{c['handle']}]" for c in claim["citations"])

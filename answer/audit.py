@@ -144,7 +144,7 @@ class SQLiteAuditLog:
         with self._connect() as connection:
             rows = connection.execute(query, args).fetchall()
         keys = ("id", "created", "question", "groups", "state", "degraded", "up", "down")
-        return [dict(zip(keys, row)) for row in rows]
+        return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # -- threads ---------------------------------------------------------------------------------------
 

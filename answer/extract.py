@@ -131,14 +131,14 @@ class AnswerExtractor:
             spans.append(quote_span(hit, order[handle], start, end))
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        return [self._score(question, s, m, c, vocabulary, rset.version) for s, m, c in zip(spans, meaning, section)]
+        return [self._score(question, s, m, c, vocabulary, rset.version) for s, m, c in zip(spans, meaning, section, strict=True)]
 
     def _rank(self, question: Question, spans: Sequence[Span], preferred: str) -> list[Scored]:
         if not spans:
             return []
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        scored = [self._score(question, s, m, c, vocabulary, preferred) for s, m, c in zip(spans, meaning, section)]
+        scored = [self._score(question, s, m, c, vocabulary, preferred) for s, m, c in zip(spans, meaning, section, strict=True)]
         return sorted(scored, key=lambda s: (-s.score, s.span.rank, s.span.start))
 
     def _similarities(self, question: Question, spans: Sequence[Span]) -> tuple[list[float], list[float]]:
@@ -147,8 +147,8 @@ class AnswerExtractor:
         contexts = sorted({s.context for s in spans})
         parts = sorted({p for s in spans for p in s.parts})
         q, *vectors = self._embed([question.text, *contexts, *parts])  # the gate re-scores: the question is cached too
-        context_sim = {c: cosine(q, v) for c, v in zip(contexts, vectors[: len(contexts)])}
-        part_vec = dict(zip(parts, vectors[len(contexts):]))
+        context_sim = {c: cosine(q, v) for c, v in zip(contexts, vectors[: len(contexts)], strict=True)}
+        part_vec = dict(zip(parts, vectors[len(contexts):], strict=True))
         meaning = [cosine(q, _mean([part_vec[p] for p in s.parts])) for s in spans]
         return meaning, [context_sim[s.context] for s in spans]
 
@@ -161,7 +161,7 @@ class AnswerExtractor:
                 self._vectors.move_to_end(text)
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            known.update(zip(missing, self.embedder.embed(missing)))
+            known.update(zip(missing, self.embedder.embed(missing), strict=True))
             with self._lock:
                 for text in missing:
                     self._vectors[text] = known[text]
@@ -258,7 +258,7 @@ def _embedding_text(text: str, header: str) -> str:
     if header:
         names = [c.strip() for c in header.split("|")]
         cells = [c.strip() for c in text.split("|")]
-        return ", ".join(f"{n}: {c}" for n, c in zip(names, cells))
+        return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=False))
     return text
 
 
@@ -267,7 +267,7 @@ def _overlap(question: Question, text: str) -> float:
 
 
 def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
-    return [sum(values) / len(vectors) for values in zip(*vectors)]
+    return [sum(values) / len(vectors) for values in zip(*vectors, strict=True)]
 
 
 def _uses_identifier(identifier: str, span: Span) -> bool:
@@ -311,6 +311,6 @@ def _states_quantity(text: str) -> bool:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0

@@ -12,12 +12,11 @@ treats as a failed verification.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import logging
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from retrieval.search import RetrievalSet
@@ -102,7 +101,7 @@ class LiteLLMGenerator:
             try:
                 return self._call(litellm, messages, structured={"name": name, "schema": schema, "strict": True})
             except GeneratorError as exc:
-                if not rejects_response_format(exc.__cause__, litellm):
+                if exc.__cause__ is None or not rejects_response_format(exc.__cause__, litellm):
                     raise
                 log.warning("%s rejected response_format (%s); using JSON-in-text from now on", self.model, exc)
                 self.structured = False

@@ -233,7 +233,7 @@ def gemini_draft(text: str, metadata: Any, docs: Sequence[Document]) -> Draft:
 def _segment_text(segment: dict[str, Any], text: str, n: int) -> str:
     """The grounded segment's own text, else the response bytes it spans (Gemini counts UTF-8 bytes)."""
     if isinstance(segment.get("text"), str):
-        return segment["text"].strip()
+        return str(segment["text"]).strip()
     start, end = segment.get("startIndex", 0), segment.get("endIndex")
     start = _index(start, f"groundingSupports[{n}].segment.startIndex")
     end = _index(end, f"groundingSupports[{n}].segment.endIndex")

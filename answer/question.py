@@ -36,14 +36,7 @@ _IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
 
 # Words that say what kind of answer is wanted but not what it is about.
-ASKING = frozenset(stem(w) for w in """
-    happen happens happened mean means meaning work works working way ways need needs want wants wanted know tell
-    possible able allowed allow still ever anything something everything thing things kind sort type
-    actually really exactly currently right wrong going make makes made take takes long many much
-    someone somebody anyone people person idea question help trying try tried tri instead also else
-    doing done doc docs documentation page section ok okay thanks hi hello wo ca sure even though
-    whole roughly become give giving like not go goes
-""".split())
+ASKING = frozenset(stem(w) for w in ["happen", "happens", "happened", "mean", "means", "meaning", "work", "works", "working", "way", "ways", "need", "needs", "want", "wants", "wanted", "know", "tell", "possible", "able", "allowed", "allow", "still", "ever", "anything", "something", "everything", "thing", "things", "kind", "sort", "type", "actually", "really", "exactly", "currently", "right", "wrong", "going", "make", "makes", "made", "take", "takes", "long", "many", "much", "someone", "somebody", "anyone", "people", "person", "idea", "question", "help", "trying", "try", "tried", "tri", "instead", "also", "else", "doing", "done", "doc", "docs", "documentation", "page", "section", "ok", "okay", "thanks", "hi", "hello", "wo", "ca", "sure", "even", "though", "whole", "roughly", "become", "give", "giving", "like", "not", "go", "goes"])
 
 
 @dataclass(frozen=True)
@@ -75,7 +68,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
     idents = frozenset(
         (m.group(1) or m.group(2)).lower().strip("`")
         for m in _IDENTIFIER.finditer(text)
-        if not _VERSION.fullmatch((m.group(1) or m.group(2)))
+        if not _VERSION.fullmatch(m.group(1) or m.group(2))
     )
     versions = frozenset(a or b for a, b in _VERSION.findall(text))
     return Question(text, _kind(text), terms, focus or terms, idents, versions)

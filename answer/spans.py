@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 SENTENCE, ITEM, ROW = "sentence", "item", "row"
 
 # Words whose trailing period does not end a sentence.
 ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs cf approx no fig eq incl esp resp al mr mrs ms dr st ca min max sec".split()
+    ["e.g", "i.e", "etc", "vs", "cf", "approx", "no", "fig", "eq", "incl", "esp", "resp", "al", "mr", "mrs", "ms", "dr", "st", "ca", "min", "max", "sec"]
 )
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
@@ -174,7 +175,7 @@ def _sentences(segment: str, base: int, number: int, kind: str, first_position: 
         cuts.append(match.end())
     cuts.append(len(segment))
     out: list[Unit] = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in pairwise(cuts):
         piece = segment[a:b]
         lead = len(piece) - len(piece.lstrip())
         text = piece.strip()

@@ -29,16 +29,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
 # Words that turn a bounded statement into an unbounded one ("within 14 days" → "forever"); like a
 # number, a claim may use one only if its quotes do.
 ABSOLUTES = frozenset(
-    """forever always unlimited unlimit infinite infinitely indefinitely indefinite permanently permanent lifetime
-    instant instantly immediately guaranteed guarantee every""".split()
+    ["forever", "always", "unlimited", "unlimit", "infinite", "infinitely", "indefinitely", "indefinite", "permanently", "permanent", "lifetime", "instant", "instantly", "immediately", "guaranteed", "guarantee", "every"]
 )
 STOPWORDS = frozenset(
-    """a an the and or but if then else of to in on at by for with from as is are was were be been being it its
-    this that these those there here you your yours we our us they their them he she his her i me my can could
-    will would shall should may might must do does did done have has had having so such than too very also just
-    only about into over under after before between through during each per any all some more most other
-    what which who whom whose when where why how yes please use used using via up down out off again further
-    once both few own same s t don now get gets got""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "you", "your", "yours", "we", "our", "us", "they", "their", "them", "he", "she", "his", "her", "i", "me", "my", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does", "did", "done", "have", "has", "had", "having", "so", "such", "than", "too", "very", "also", "just", "only", "about", "into", "over", "under", "after", "before", "between", "through", "during", "each", "per", "any", "all", "some", "more", "most", "other", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "yes", "please", "use", "used", "using", "via", "up", "down", "out", "off", "again", "further", "once", "both", "few", "own", "same", "s", "t", "don", "now", "get", "gets", "got"]
 )
 
 
@@ -79,7 +73,7 @@ def key_terms(text: str) -> set[str]:
 
 def _as_written(stems: set[str], text: str) -> list[str]:
     """The claim's own words for a set of stems, so a finding reads 'billing', not 'bill'."""
-    words = {}
+    words: dict[str, str] = {}
     for word in _WORD.findall(normalize(text).text):
         words.setdefault(stem(word), word)
     return sorted(words.get(s, s) for s in stems)

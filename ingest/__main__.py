@@ -9,20 +9,21 @@ to stderr; warnings do not change their exit code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 
 from .built import check_built
 from .corpus import Corpus, load_corpus
-from .errors import IngestError
+from .errors import IngestError, PageError
 from .settings import Settings
 from .site import load_site_config
 from .slugger import make_slugger
 from .splitter import split_page
 
 
-def _print_failures(corpus_failures: tuple) -> None:
+def _print_failures(corpus_failures: tuple[PageError, ...]) -> None:
     for failure in corpus_failures:
         print(f"error: {failure}", file=sys.stderr)
 
@@ -178,10 +179,10 @@ def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -
                 return 2
             elif kind == "done":
                 report = IndexReport(**event["report"])
-                try:  # the server's run does not carry warnings back: read them here
+                # The server's run does not carry warnings back: read them here. What stops a run,
+                # the server already reported.
+                with contextlib.suppress(IngestError, OSError):
                     _print_warnings(load_corpus(content_dir))
-                except (IngestError, OSError):
-                    pass  # the server already reported what stops a run
                 print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
                 if args.json:
                     for failure in report.failures:

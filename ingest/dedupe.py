@@ -76,7 +76,7 @@ def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] 
     return duplicates
 
 
-def _same(canonical: Chunk, other: Chunk, a: frozenset, b: frozenset, words_a: list[str], words_b: list[str],
+def _same(canonical: Chunk, other: Chunk, a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]], words_a: list[str], words_b: list[str],
           versions: Mapping[str, str | None]) -> bool:
     """True when `other` may be dropped in favour of `canonical`."""
     if canonical.doc_id == other.doc_id:

@@ -393,7 +393,7 @@ def _dedent_components(lines: list[str], depth_at: list[int], in_fence: list[boo
         j = i
         while j < len(lines) and depth_at[j] > 0 and (lines[j].strip() or j == i or _run_continues(lines, depth_at, j)):
             j += 1
-        indents = [len(l) - len(l.lstrip(" \t")) for l in lines[i:j] if l.strip()]
+        indents = [len(line) - len(line.lstrip(" \t")) for line in lines[i:j] if line.strip()]
         shift = min(indents) if indents else 0
         if shift:
             for k in range(i, j):

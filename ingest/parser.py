@@ -205,7 +205,7 @@ def _links(tokens: list[Token], text: str, fm_lines: int) -> tuple[Link, ...]:
                 href = str(child.attrGet("href") or "")
                 line = next((k for k in range(first, last) if href in lines[k]), first)
                 found.append(Link(href, line + 1))
-    in_fence = set()
+    in_fence: set[int] = set()
     for fence in find_fences(lines):
         in_fence.update(range(fence.start, fence.end))
     for k in range(fm_lines, len(lines)):
@@ -238,12 +238,12 @@ def render_html(page: Page, *, link_base: str = "") -> str:
                 elif child.type == "text":
                     child.content = _COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, " ")
                 elif child.type == "link_open":
-                    href = child.attrGet("href") or ""
+                    href = str(child.attrGet("href") or "")
                     if href.startswith("/") and not href.startswith("//") and link_base:
                         child.attrSet("href", link_base.rstrip("/") + href)
             if token.children and token.children[-1].type == "text":
                 token.children[-1].content = _EXPLICIT_ID.sub("", token.children[-1].content)
-    return md.renderer.render(tokens, md.options, {})
+    return str(md.renderer.render(tokens, md.options, {}))
 
 
 def _safe_html_block(content: str, line: int, anchors: dict[int, str]) -> str:

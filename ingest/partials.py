@@ -113,7 +113,7 @@ class _Expander:
             body_lines[:skip_inner] = [""] * skip_inner  # a partial's front matter is never rendered
             inner_lines, inner_origins = self.run(body_lines, target, skip_inner, (*stack, source))
             indent = use["indent"]
-            out.extend(["", *(indent + l if l.strip() else l for l in inner_lines), ""])
+            out.extend(["", *(indent + line if line.strip() else line for line in inner_lines), ""])
             origins.extend([(source, i), *inner_origins, (source, i)])
         return out, origins
 

@@ -101,7 +101,7 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
         return [block]
     located = _locate(texts, block, source_lines)
     pieces = []
-    for k, (text, (start, _)) in enumerate(zip(texts, located)):
+    for k, (text, (start, _)) in enumerate(zip(texts, located, strict=True)):
         if k == len(texts) - 1:
             end = block.line_end
         else:

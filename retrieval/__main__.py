@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ingest.settings import Settings
 
@@ -28,7 +29,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
     viewer = Viewer.of(args.groups.split(",") if args.groups else ())
     rset = open_retriever(settings).search(args.question, viewer, k=args.k, version=args.version or None)
-    rows = [{"handle": h.handle, "id": h.chunk.id, "url": h.chunk.url, "title": h.chunk.title,
+    rows: list[dict[str, Any]] = [{"handle": h.handle, "id": h.chunk.id, "url": h.chunk.url, "title": h.chunk.title,
              "heading_path": list(h.chunk.heading_path), "score": round(h.score, 4),
              "preview": h.chunk.text[:160]} for h in rset.hits]
     if args.json:

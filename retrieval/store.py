@@ -168,7 +168,7 @@ class ChromaStore:
                 else:
                     from urllib.parse import urlparse
 
-                    parsed = urlparse(self._url)
+                    parsed = urlparse(self._url or "")
                     self._client = chromadb.HttpClient(
                         host=parsed.hostname or "127.0.0.1",
                         port=parsed.port or (443 if parsed.scheme == "https" else 8000),

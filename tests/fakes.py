@@ -55,7 +55,7 @@ class MemoryStore:
 
     def add(self, chunks: list[Chunk]) -> None:
         vectors = self.embedder.embed([c.embedding_text for c in chunks]) if chunks else []
-        self.items.extend(zip(chunks, vectors))
+        self.items.extend(zip(chunks, vectors, strict=True))
 
     def count(self, groups: Iterable[str] | None = None) -> int:
         return len(self.items) if groups is None else len(self.chunks(groups=groups))
@@ -63,7 +63,7 @@ class MemoryStore:
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         allowed = set(groups)
         scored = [
-            (chunk, sum(a * b for a, b in zip(vector, v)))
+            (chunk, sum(a * b for a, b in zip(vector, v, strict=True)))
             for chunk, v in self.items
             if allowed & set(chunk.access)
         ]

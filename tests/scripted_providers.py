@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from tests.scripted_llm import Reply, ScriptedServer
@@ -88,7 +89,7 @@ class ScriptedProvider(ScriptedServer):
                 found.append([p["source"]["data"] for p in parts if p.get("type") == "document"])
             else:
                 texts = [p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", [])]
-                found.append([after for before, after in zip(texts, texts[1:]) if before.startswith("Document id:")])
+                found.append([after for before, after in pairwise(texts) if before.startswith("Document id:")])
         return found
 
     @property

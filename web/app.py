@@ -20,9 +20,9 @@ from urllib.parse import urlencode
 from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -35,14 +35,15 @@ from retrieval.viewer import Viewer
 
 from . import render
 from .api import post_feedback, read_json
-from .staff import staff_routes
+from .cors import CORS, allowed_origins
 from .docsearch import search_docs
 from .identity import IdentityError, read_viewer
 from .limits import InputLimits
-from .cors import CORS, allowed_origins
+from .looked import looked_at
+from .questions import QuestionError, read_question
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services
-from .questions import QuestionError, read_question
+from .staff import staff_routes
 from .stream import sse
 from .thread import new_thread_id, thread_id
 
@@ -154,9 +155,9 @@ def create_app(
                     number += 1
                     if event.kind == "retrieved":
                         rset = event.retrieval
-                        yield sse("retrieved", fragment("_looked_at.html", looked=render.looked_at(rset, context["site"]),
+                        yield sse("retrieved", fragment("_looked_at.html", looked=looked_at(rset, context["site"]),
                                                         searched=rewritten.question if rewritten.rewritten else ""), number)
-                    elif event.kind == "claim" and rset is not None:
+                    elif event.kind == "claim" and rset is not None and event.claim is not None:
                         claims += 1
                         claim = render.claim_view(event.claim, rset, context["site"], tid, claims, numbers)
                         if claim is not None:

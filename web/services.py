@@ -135,7 +135,7 @@ class Services:
         from retrieval.indexer import sync_index
         from retrieval.lock import index_lock
 
-        embedder = self.answerer.retriever.embedder
+        embedder = self.answerer.retriever.embedder  # type: ignore[attr-defined]  # typed app state is issue 18
         with index_lock(self.settings.data_dir, wait=wait):
             corpus = load_corpus(self.settings.content_dir)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -24,7 +24,7 @@ from .audit_view import attempts, needs_lookup, readable_handles, redact
 
 
 def when(created: float) -> str:
-    return datetime.fromtimestamp(created, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
+    return datetime.fromtimestamp(created, tz=UTC).strftime("%Y-%m-%d %H:%M UTC") if created else "—"
 
 
 def staff_routes(services: Any, templates: Jinja2Templates, base: Callable[[Request], dict[str, Any]],

@@ -20,7 +20,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from answer.audit import restore
 from answer.errors import AuditError
@@ -86,7 +86,7 @@ class Threads:
         audit = self._audit()
         if audit is not None:
             try:
-                return audit.thread(tid)[-MAX_TURNS:]
+                return cast(list[dict[str, Any]], audit.thread(tid)[-MAX_TURNS:])
             except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", tid, exc)
                 return []
@@ -135,7 +135,7 @@ class Threads:
     def _record(self, answer_id: str) -> dict[str, Any] | None:
         audit = self._audit()
         if audit is not None:
-            return audit.get(answer_id)
+            return cast(dict[str, Any] | None, audit.get(answer_id))
         cached = self.cache.get(answer_id)  # no log: memory is all there is
         return cached.to_dict(include_chunks=True) if cached is not None else None
 

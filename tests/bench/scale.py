@@ -189,10 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=int, default=10_000, help="texts embedded by the model; later ones reuse vectors")
     parser.add_argument("--url", help="measure queries against this Chroma server (no build)")
     args = parser.parse_args(argv)
-    if args.url:
-        report = measure_server(args.url)
-    else:
-        report = build_and_measure(args.chunks, args.work, args.real)
+    report = measure_server(args.url) if args.url else build_and_measure(args.chunks, args.work, args.real)
     print(json.dumps(report))
     return 0
 

@@ -11,13 +11,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-NOUNS = """endpoint event delivery workspace token webhook queue retry signature payload filter route replay
-invoice plan quota region cluster key secret header timeout backoff schedule subscriber channel topic
-batch archive export import audit role member team domain certificate proxy gateway limit window""".split()
-VERBS = """configure rotate verify replay deliver filter route retry sign encrypt export archive inspect
-enable disable pause resume throttle batch schedule upgrade migrate monitor validate""".split()
-ADJECTIVES = """signed failed pending active archived regional dedicated idempotent ordered encrypted
-scheduled paused throttled verified custom default legacy primary secondary""".split()
+NOUNS = ["endpoint", "event", "delivery", "workspace", "token", "webhook", "queue", "retry", "signature", "payload", "filter", "route", "replay", "invoice", "plan", "quota", "region", "cluster", "key", "secret", "header", "timeout", "backoff", "schedule", "subscriber", "channel", "topic", "batch", "archive", "export", "import", "audit", "role", "member", "team", "domain", "certificate", "proxy", "gateway", "limit", "window"]
+VERBS = ["configure", "rotate", "verify", "replay", "deliver", "filter", "route", "retry", "sign", "encrypt", "export", "archive", "inspect", "enable", "disable", "pause", "resume", "throttle", "batch", "schedule", "upgrade", "migrate", "monitor", "validate"]
+ADJECTIVES = ["signed", "failed", "pending", "active", "archived", "regional", "dedicated", "idempotent", "ordered", "encrypted", "scheduled", "paused", "throttled", "verified", "custom", "default", "legacy", "primary", "secondary"]
 UNITS = ["seconds", "minutes", "hours", "days", "KB", "MB", "requests per second", "events per month", "retries"]
 SECTIONS_PER_PAGE = 5  # plus the intro: ~1 chunk per section at these sizes
 

@@ -7,8 +7,6 @@ test-artifacts/screenshots/ (git-ignored).
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest

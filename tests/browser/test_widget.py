@@ -110,7 +110,7 @@ def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_a
     assert chip.is_visible()  # the host's `.chip { display:none }` never reaches the shadow root
     style = "e => [getComputedStyle(e).color, getComputedStyle(e).fontFamily]"
     assert turn.locator(".question").evaluate(style)[0] != "rgb(0, 128, 0)"  # nor does its `* { color: green }`
-    assert "serif" != turn.locator(".question").evaluate(style)[1]
+    assert turn.locator(".question").evaluate(style)[1] != "serif"
     page.screenshot(path=str(shots / "40-widget-answer.png"))
     href = chip.get_attribute("href")
     assert href.startswith(host + "/docs/") and ":~:text=" in href

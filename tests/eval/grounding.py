@@ -132,7 +132,7 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
 def sample_for_grading(rows: list[Row], answers: list[Answer], size: int, seed: int = 13) -> list[dict[str, str]]:
     """A random sample of (question, claim, quote, chunk) for human grading of citation precision."""
     items = []
-    for row, answer in zip(rows, answers):
+    for row, answer in zip(rows, answers, strict=True):
         texts = {h.handle: h.chunk.text for h in answer.retrieval.hits}
         for claim in answer.claims:
             for c in claim.citations:

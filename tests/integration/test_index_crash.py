@@ -88,5 +88,5 @@ def test_killed_runs_converge_to_a_clean_build(tmp_path, model_dir, real_embedde
     sample = sorted(cid for cid in expected if cid.startswith(("doc:billing/", "doc:moved/", "doc:guides/")))[:40]
     fresh = real_embedder.embed([expected[cid].embedding_text for cid in sample])
     for cid, stored, new in zip(sample, store.vectors(sample), fresh, strict=True):
-        cosine = sum(a * b for a, b in zip(stored, new)) / math.sqrt(sum(a * a for a in stored) * sum(b * b for b in new))
+        cosine = sum(a * b for a, b in zip(stored, new, strict=True)) / math.sqrt(sum(a * a for a in stored) * sum(b * b for b in new))
         assert cosine > 0.999, cid

@@ -131,7 +131,7 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
         if missing:
-            self._seen.update(zip(missing, self.inner.embed(missing)))
+            self._seen.update(zip(missing, self.inner.embed(missing), strict=True))
         return [self._seen[t] for t in texts]
 
 
@@ -212,7 +212,7 @@ def test_no_restricted_page_surfaces_for_readers_outside_its_access_list(world):
         hidden = unreadable(targets, groups)
         first = len(llm.requests)
         with ThreadPoolExecutor(WORKERS) as pool:
-            for question, found in zip(probes, pool.map(lambda q: ask_everywhere(client, q, groups), probes)):
+            for question, found in zip(probes, pool.map(lambda q, groups=groups: ask_everywhere(client, q, groups), probes), strict=True):
                 for surface, text in found.items():
                     ledger.check(surface, haystack(text), hidden, f"{groups or 'anonymous'} asking {question[:60]!r}")
         for body in llm.requests[first:]:

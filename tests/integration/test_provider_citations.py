@@ -27,7 +27,12 @@ from tests.fakes import LIMITS, REFUNDS
 from tests.integration.test_llm_adversarial import ANON, REFUND_QUOTE, RETRIES, SECRET, FixedRetriever
 from tests.scripted_llm import Reply
 from tests.scripted_providers import (
-    ScriptedProvider, anthropic_message, cite, gemini_response, grounded, support,
+    ScriptedProvider,
+    anthropic_message,
+    cite,
+    gemini_response,
+    grounded,
+    support,
 )
 
 pytestmark = pytest.mark.integration

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,6 +90,6 @@ def test_chunks_map_back_to_their_source_and_leak_no_mdx(fm, body):
         prose = FENCE.sub("", chunk.text)
         assert not LEAKS.search(prose), prose
         assert "\ue000" not in chunk.text and "\ue001" not in chunk.text
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in pairwise(chunks):
         if before.anchor == after.anchor and before.doc_id == after.doc_id:
             assert after.span.line_start in (before.span.line_end, before.span.line_end + 1)

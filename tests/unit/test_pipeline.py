@@ -8,7 +8,7 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, REFUNDS, ScriptedGenerator, make_chunk
+from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 
 GOOD = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": "Refunds are available within 14 days of the charge."}],
                                                   "claim": "Refunds are available within 14 days of the charge."}]})

@@ -12,7 +12,14 @@ import pytest
 from answer.errors import DraftFormatError
 from answer.llm import LiteLLMGenerator
 from answer.provider_citations import (
-    ANTHROPIC, GEMINI, Document, ProviderCitationGenerator, anthropic_draft, citation_provider, documents, gemini_draft,
+    ANTHROPIC,
+    GEMINI,
+    Document,
+    ProviderCitationGenerator,
+    anthropic_draft,
+    citation_provider,
+    documents,
+    gemini_draft,
     request_messages,
 )
 from answer.services import build_generator

@@ -11,6 +11,7 @@ from retrieval.errors import RerankerError
 from retrieval.rerank import Candidate, CrossEncoderReranker, SignalReranker, exact_matches, heading_overlap
 from tests.fakes import make_chunk
 
+
 def ids(ranked):
     return [chunk.id for chunk, _ in ranked]
 

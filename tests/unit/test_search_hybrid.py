@@ -233,7 +233,7 @@ def test_a_dense_hit_the_table_does_not_hold_yet_is_read_under_the_access_filter
     fresh = make_chunk("guides/lemur", "size", "Lemur batches hold 17 events.", title="Lemur", heading="Batch size")
     secret = make_chunk("internal/lemur", "quota", "Lemur internal quota is 9 events.", title="Lemur", heading="Quota",
                         access=("staff",))
-    store._items = store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text])))
+    store._items = store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text]), strict=True))
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id in found and secret.id not in found
 

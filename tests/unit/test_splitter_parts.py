@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from ingest.parser import parse_text
 from ingest.site import SiteConfig
 from ingest.splitter import MAX_CHUNK_CHARS, split_page
@@ -19,7 +21,7 @@ def assert_spans_hold(page, chunks):
     for chunk in chunks:
         span = chunk.span
         assert page.body[span.start : span.end].split("\n") == lines[span.line_start - 1 : span.line_end]
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in pairwise(chunks):
         if before.anchor == after.anchor:
             assert after.span.line_start in (before.span.line_end, before.span.line_end + 1)
 

@@ -46,7 +46,7 @@ def test_similarities_are_the_dot_products_of_the_stored_unit_vectors():
     stored = embedder.embed([OPEN.embedding_text])[0]
     got = t.similarities(query, [OPEN.id, "doc:nowhere"])
     assert set(got) == {OPEN.id}
-    assert math.isclose(got[OPEN.id], sum(a * b for a, b in zip(query, stored)), abs_tol=1e-6)
+    assert math.isclose(got[OPEN.id], sum(a * b for a, b in zip(query, stored, strict=True)), abs_tol=1e-6)
 
 
 def test_an_empty_table_has_no_rows_and_no_similarities():
