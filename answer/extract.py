@@ -39,6 +39,8 @@ _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|al
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
 _CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w-])\d")
+# "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
+_ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
 _NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
                           re.IGNORECASE)
 _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
@@ -307,6 +309,7 @@ def type_fit(question: Question, span: Span) -> int:
 
 def _states_quantity(text: str) -> bool:
     """A number that is not part of an identifier ("5 business days", "`24`", "15%"), or a number word."""
+    text = _ROUND_THE_CLOCK.sub(" ", text)
     return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
 
 

@@ -90,6 +90,15 @@ def test_a_quantity_question_wants_a_stated_quantity_and_a_question_never_answer
     assert fits["How long are keys kept?"] == -1
 
 
+def test_round_the_clock_is_not_an_amount():
+    question = analyze("Can support look at a customer's dashboard as them, and for how long?")
+    hit = renumber("q", Viewer.anonymous(), [(make_chunk("s", "support", "Enterprise customers can page 24/7 support. "
+                                                           "Sessions last 30 minutes, 24/7."), 1.0)]).hits[0]
+    fits = {s.text: type_fit(question, s) for s in spans_of(hit, 0)}
+    assert fits["Enterprise customers can page 24/7 support."] == -1
+    assert fits["Sessions last 30 minutes, 24/7."] == 1
+
+
 def _judge(*texts: str) -> RelevanceJudge:
     vocabulary = Vocabulary.from_texts(texts)
     return RelevanceJudge(AnswerExtractor(vocabulary=lambda: vocabulary), AnswerGate(floor=0.5, support_floor=0.4))
