@@ -218,7 +218,7 @@ def create_app(
         return JSONResponse({"status": "ok", "chunks": chunks})
 
     async def docs(request: Request) -> Response:
-        from ingest.parser import render_html
+        from ingest.page_html import render_html
 
         slug = request.path_params.get("path", "").strip("/") or "index"
         page = services.corpus.page(slug)

@@ -47,7 +47,7 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
     from ingest.corpus import load_corpus
-    from ingest.parser import render_html
+    from ingest.page_html import render_html
     from ingest.settings import Settings
     from retrieval.indexer import sync_index
     from retrieval.services import open_retriever

@@ -43,7 +43,7 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 def anchor_validity(corpus: Any, urls: set[str], oracle: Path | None = None) -> dict[str, bool]:
     """Cited URL → whether its anchor is real: by github-slugger itself when `oracle` (its npm folder) is
     given, else (sluggers without an npm oracle) by the ids of our own rendered page, a far weaker check."""
-    from ingest.parser import render_html
+    from ingest.page_html import render_html
 
     if oracle is not None:
         return oracle_anchor_validity(corpus, urls, oracle)

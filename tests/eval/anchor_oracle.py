@@ -104,7 +104,7 @@ def oracle_slugs(pages: dict[str, list[str]], folder: Path) -> dict[str, list[st
 
 def oracle_anchor_validity(corpus: Any, urls: Iterable[str], folder: Path) -> dict[str, bool]:
     """Cited URL -> whether github-slugger would have put its anchor on the cited page."""
-    from ingest.parser import render_html
+    from ingest.page_html import render_html
 
     base = corpus.site.base_url.rstrip("/")
     targets: dict[str, tuple[str, str]] = {}

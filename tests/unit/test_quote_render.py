@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from answer.draft import parse_draft
 from answer.pipeline import Answerer
 from answer.verify import Citation, Claim
-from ingest.parser import render_inline
+from ingest.inline import render_inline
 from ingest.settings import Settings
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever, renumber

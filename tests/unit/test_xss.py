@@ -18,7 +18,8 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
-from ingest.parser import parse_text, render_html
+from ingest.page_html import render_html
+from ingest.parser import parse_text
 from ingest.settings import Settings
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
@@ -169,7 +170,7 @@ HOSTILE_MARKDOWN = [
 
 @pytest.mark.parametrize("text", HOSTILE_MARKDOWN)
 def test_inline_markdown_renderer_never_lets_markup_through(text):
-    from ingest.parser import render_inline
+    from ingest.inline import render_inline
 
     site = SiteConfig(base_url="/docs")
     html = render_inline(text, link=lambda href: is_site_url(href, site))
