@@ -7,9 +7,8 @@ import json
 import sys
 from typing import Any
 
-from ingest.settings import Settings
-
 from .errors import RetrievalError
+from .settings import RetrievalSettings as Settings
 from .viewer import Viewer
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from ingest.settings import Settings
-
 from .embedder import SentenceTransformerEmbedder
 from .models import DEFAULT_MODEL_NAME, is_default_model, resolve_model
 from .rerank import CrossEncoderReranker, Reranker, SignalReranker
 from .search import HybridRetriever
+from .settings import RetrievalSettings as Settings
 from .store import ChromaStore
 
 

@@ -123,8 +123,8 @@ def resolve_site(args: argparse.Namespace) -> Site:
 
 
 def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
+    from answer.settings import AnswerSettings as Settings
     from ingest.corpus import load_corpus
-    from ingest.settings import Settings
     from ingest.site import load_site_config
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder
@@ -140,7 +140,7 @@ def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
 
 def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
-    from ingest.settings import Settings
+    from answer.settings import AnswerSettings as Settings
 
     from .baselines import FirstSentenceOfTopHit, TopHitBestSentence
 
@@ -162,8 +162,8 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from answer.pipeline import Answerer
     from answer.services import build_judge
+    from answer.settings import AnswerSettings as Settings
     from answer.support import DeterministicChecker
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
 
     from .grounding import metrics, run_questions, sample_for_grading

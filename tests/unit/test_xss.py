@@ -20,12 +20,12 @@ from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from ingest.page_html import render_html
 from ingest.parser import parse_text
-from ingest.settings import Settings
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
 from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
 from web.render import inline_code, is_site_url
+from web.settings import Settings
 from web.stream import sse
 
 SCRIPT = "<script>alert(1)</script>"
