@@ -54,7 +54,7 @@ def headings(tokens: list[Token], heading_id: Callable[[str], str]) -> dict[tupl
                 if match:
                     ident = _ID_ATTR.search(match["attrs"])
                     found[(i, k)] = Heading(line=line + k + 1, level=int(match.group(1)), text=strip_tags(match["text"]),
-                                                  anchor=(ident[1] or ident[2]) if ident else None)
+                                            anchor=(ident[1] or ident[2]) if ident else None)
     return found
 
 
