@@ -5,7 +5,7 @@ from __future__ import annotations
 from answer.support import DeterministicChecker
 from ingest.dedupe import find_duplicates
 from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles
-from retrieval.models import DEFAULT_MODEL_NAME, is_default_model
+from retrieval.models import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id
 from tests.fakes import make_chunk
 
 
@@ -35,3 +35,9 @@ def test_one_answer_to_is_this_the_default_model() -> None:
         assert is_default_model(name)
     for name in ("BAAI/bge-small-en-v1.5", f"/models/{DEFAULT_MODEL_NAME}", "all-MiniLM-L12-v2"):
         assert not is_default_model(name)
+
+
+def test_a_folder_holding_the_default_model_is_recorded_as_the_default() -> None:
+    assert recorded_model_id(f"/srv/models/{DEFAULT_MODEL_NAME}", f"/srv/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
+    assert recorded_model_id("", f"/data/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
+    assert recorded_model_id("BAAI/bge-small-en-v1.5", "BAAI/bge-small-en-v1.5") == "BAAI/bge-small-en-v1.5"
