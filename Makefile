@@ -32,7 +32,7 @@ serve: setup
 ingest: setup
 	$(PY) -m ingest index $(if $(FULL),--full,) $(if $(JSON),--json,)
 
-# github-slugger itself (npm) is the oracle for the slugger tests when node is available.
+# github-slugger itself (npm) is the oracle for the slugger tests and for the eval's cited anchors.
 ORACLE := $(DATA_DIR)/oracle/node_modules/github-slugger/package.json
 $(ORACLE):
 	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(DATA_DIR)/oracle github-slugger@2.0.0; fi
@@ -50,8 +50,8 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-eval: setup
-	$(PY) -m tests.eval $(EVAL_ARGS)
+eval: setup $(ORACLE)
+	GITHUB_SLUGGER_ORACLE_DIR=$(abspath $(DATA_DIR)/oracle) $(PY) -m tests.eval $(EVAL_ARGS)
 
 bench: setup
 	$(PY) -m tests.bench $(BENCH_ARGS)

@@ -10,11 +10,11 @@ import json
 import sys
 from typing import Any
 
-from ingest.settings import Settings
 from retrieval.errors import RetrievalError
 from retrieval.viewer import Viewer
 
 from .errors import AnswerError
+from .settings import AnswerSettings as Settings
 
 
 def _print_answer(data: dict[str, Any]) -> None:

@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .support import STOPWORDS, key_terms, stem
+from ingest.text import TERM_STOPWORDS as STOPWORDS
+from ingest.text import stem
+
+from .support import key_terms
 
 QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, REASON, OPEN = (
     "quantity", "default", "yes-no", "how-to", "definition", "reason", "open")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingest.settings import Settings
 from ingest.site import SiteConfig, load_site_config
 from retrieval.search import HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
@@ -16,6 +15,7 @@ from .extract import AnswerExtractor
 from .generate import ExtractiveGenerator, Generator
 from .pipeline import Answerer
 from .relevance import RelevanceJudge
+from .settings import AnswerSettings as Settings
 from .support import DeterministicChecker, SupportChecker, key_terms
 from .vocabulary import LiveVocabulary
 

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ingest.text import TERM_STOPWORDS as STOPWORDS
+from ingest.text import has_negation, stem, term_words
+
 from .normalize import normalize
 
 SUPPORTED = "supported"
@@ -24,15 +27,10 @@ PARTIAL = "partial"
 UNSUPPORTED = "unsupported"
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|[a-z]+))?")
-_NEGATION = re.compile(r"\b(not|no|never|none|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|without|nor|neither)\b|n't\b")
-_WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
 # Words that turn a bounded statement into an unbounded one ("within 14 days" → "forever"); like a
 # number, a claim may use one only if its quotes do.
 ABSOLUTES = frozenset(
     ["forever", "always", "unlimited", "unlimit", "infinite", "infinitely", "indefinitely", "indefinite", "permanently", "permanent", "lifetime", "instant", "instantly", "immediately", "guaranteed", "guarantee", "every"]
-)
-STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "you", "your", "yours", "we", "our", "us", "they", "their", "them", "he", "she", "his", "her", "i", "me", "my", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does", "did", "done", "have", "has", "had", "having", "so", "such", "than", "too", "very", "also", "just", "only", "about", "into", "over", "under", "after", "before", "between", "through", "during", "each", "per", "any", "all", "some", "more", "most", "other", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "yes", "please", "use", "used", "using", "via", "up", "down", "out", "off", "again", "further", "once", "both", "few", "own", "same", "s", "t", "don", "now", "get", "gets", "got"]
 )
 
 
@@ -46,35 +44,16 @@ class SupportChecker(Protocol):
     def check(self, claim: str, quotes: Sequence[str]) -> Support: ...
 
 
-# Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
-_IRREGULAR = {
-    "sent": "send", "resent": "resend", "paid": "pay", "spent": "spend", "built": "build", "rebuilt": "rebuild",
-    "kept": "keep", "lost": "lose", "took": "take", "taken": "take", "wrote": "write", "written": "write",
-    "rewritten": "rewrite", "chose": "choose", "chosen": "choose", "broke": "break", "broken": "break",
-    "ran": "run", "began": "begin", "begun": "begin", "made": "make", "went": "go", "gone": "go",
-}
-
-
-def stem(word: str) -> str:
-    """A tiny suffix stripper: enough to match 'retries'/'retry', 'refunded'/'refund', 'sent'/'send'."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
 def key_terms(text: str) -> set[str]:
     """Content words of a text, stemmed; what a claim must not add beyond its quotes."""
-    words = _WORD.findall(normalize(text).text)
+    words = term_words(normalize(text).text)
     return {stem(w) for w in words if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
 
 
 def _as_written(stems: set[str], text: str) -> list[str]:
     """The claim's own words for a set of stems, so a finding reads 'billing', not 'bill'."""
     words: dict[str, str] = {}
-    for word in _WORD.findall(normalize(text).text):
+    for word in term_words(normalize(text).text):
         words.setdefault(stem(word), word)
     return sorted(words.get(s, s) for s in stems)
 
@@ -90,7 +69,7 @@ def numbers(text: str) -> set[str]:
 
 def absolutes(text: str) -> set[str]:
     """Unbounded words ('forever', 'unlimited', 'instantly') a text uses."""
-    return {w for w in _WORD.findall(normalize(text).text) if w in ABSOLUTES}
+    return {w for w in term_words(normalize(text).text) if w in ABSOLUTES}
 
 
 def _bare(number: str) -> str:
@@ -139,7 +118,7 @@ class DeterministicChecker:
         )
         if missing:
             return Support(UNSUPPORTED, (f"number not in the quotes: {', '.join(missing)}",))
-        if bool(_NEGATION.search(normalize(claim).text)) != bool(_NEGATION.search(normalize(evidence).text)):
+        if has_negation(normalize(claim).text) != has_negation(normalize(evidence).text):
             return Support(UNSUPPORTED, ("negation differs between claim and quotes",))
         absolute = sorted(absolutes(claim) - absolutes(evidence))
         if absolute:

@@ -14,10 +14,11 @@ import json
 import sys
 from pathlib import Path
 
+from retrieval.settings import RetrievalSettings
+
 from .built import check_built
 from .corpus import Corpus, load_corpus
 from .errors import IngestError, PageError
-from .settings import Settings
 from .site import load_site_config
 from .slugger import make_slugger
 from .splitter import split_page
@@ -43,7 +44,7 @@ def _print_problems(corpus: Corpus) -> None:
     _print_failures(corpus.failures)
 
 
-def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_slug(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     site = load_site_config(Path(args.content_dir or settings.content_dir))
     slugger = make_slugger(args.slugger or site.slugger_name)
     # Split on "\n" only: str.splitlines() also splits on U+2028/U+2029, U+0085, \v, \f and
@@ -60,7 +61,7 @@ def cmd_slug(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_headings(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     corpus = load_corpus(Path(args.content_dir or settings.content_dir))
     for page in corpus.pages:
         for heading in page.headings:
@@ -73,7 +74,7 @@ def cmd_headings(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if corpus.failures else 0
 
 
-def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_outline(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     corpus = load_corpus(Path(args.content_dir or settings.content_dir))
     duplicates = corpus.duplicates
     for page in corpus.pages:
@@ -91,7 +92,7 @@ def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if corpus.failures else 0
 
 
-def cmd_links(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_links(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     corpus = load_corpus(Path(args.content_dir or settings.content_dir))
     for link in corpus.broken_links:
         print(link)
@@ -99,7 +100,7 @@ def cmd_links(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if corpus.broken_links or corpus.failures else 0
 
 
-def cmd_check_built(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_check_built(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     """Every chunk whose deep link would not land on the built site, as file:line (exit 1 if any)."""
     built_dir = Path(args.built_dir)
     if not built_dir.is_dir():
@@ -115,19 +116,19 @@ def cmd_check_built(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if problems or corpus.failures else 0
 
 
-def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     # The entrypoint is the composition root: it may wire retrieval's store and
     # embedder into an ingest run; library modules in ingest never import retrieval.
     from retrieval.indexer import sync_index
     from retrieval.lock import index_lock, owner_lock
-    from retrieval.models import DEFAULT_MODEL_NAME, provision_default_model
+    from retrieval.models import is_default_model, provision_default_model
     from retrieval.services import open_embedder, open_store
 
     content_dir = Path(args.content_dir or settings.content_dir)
     with owner_lock(settings.data_dir, wait=False) as owned:
         if not owned:  # a server is running: it is the index's only writer, so it does the run
             return _hand_off(args, settings, content_dir)
-        if settings.embed_model == DEFAULT_MODEL_NAME:
+        if is_default_model(settings.embed_model):
             provision_default_model(settings.models_dir)
         with index_lock(settings.data_dir, wait=args.wait):
             store = open_store(settings)
@@ -152,7 +153,7 @@ def _say_access_applied(report) -> None:  # type: ignore[no-untyped-def]
           f"{report.chunks_updated} updated, {report.chunks_tightened} access-tightened", file=sys.stderr, flush=True)
 
 
-def _hand_off(args: argparse.Namespace, settings: Settings, content_dir: Path) -> int:
+def _hand_off(args: argparse.Namespace, settings: RetrievalSettings, content_dir: Path) -> int:
     """Send the run to the server that owns the index and report it exactly as a local run would."""
     from retrieval.handoff import HandoffError, IngestRequest, hand_off
     from retrieval.indexer import IndexReport
@@ -234,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     index.add_argument("--wait", action="store_true", help="wait for a running ingest instead of exiting")
     args = parser.parse_args(argv)
     try:
-        settings = Settings.from_env()
+        settings = RetrievalSettings.from_env()
         handler = {"slug": cmd_slug, "headings": cmd_headings, "outline": cmd_outline, "links": cmd_links,
                    "check-built": cmd_check_built, "index": cmd_index}[args.command]
         return handler(args, settings)

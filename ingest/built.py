@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,8 +26,8 @@ from urllib.parse import unquote, urlsplit
 
 from .documents import Chunk, Heading, Page
 from .site import SiteConfig
+from .text import plain_words
 
-_WORDS = re.compile(r"\w+")
 _SKIP_CLASSES = ("hash-link", "anchor-link", "heading-anchor", "sr-only", "headerlink")
 
 
@@ -131,7 +130,7 @@ def built_file(built_dir: Path, page_url: str, site: SiteConfig) -> Path | None:
 
 
 def _key(text: str) -> str:
-    return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).casefold()))
+    return " ".join(plain_words(text))
 
 
 def adopt_built_ids(page: Page, built_dir: Path, site: SiteConfig) -> Page:

@@ -21,30 +21,20 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from .documents import Chunk
+from .text import NEGATION_WORDS, plain_words, shingles
 
 THRESHOLD = 0.9
 MIN_WORDS = 12
-_WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NEGATION = frozenset({"not", "no", "never", "none", "cannot", "without", "nor", "don", "doesn", "isn", "aren", "won", "can"})
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-
-
-def _shingles(words: list[str]) -> frozenset[tuple[str, ...]]:
-    return frozenset(tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2)))
 
 
 def _facts(text: str, words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What must be equal for two texts to make the same claim: their numbers and negation words."""
-    return tuple(sorted(_NUMBER.findall(text))), tuple(sorted(w for w in words if w in _NEGATION))
+    return tuple(sorted(_NUMBER.findall(text))), tuple(sorted(w for w in words if w in NEGATION_WORDS))
 
 
 def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] | None = None) -> dict[str, str]:
@@ -57,17 +47,17 @@ def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] 
     versions = versions or {}
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].source, i))
     rank = {i: r for r, i in enumerate(order)}
-    words = {i: _words(chunks[i].text) for i in order}
+    words = {i: plain_words(chunks[i].text) for i in order}
     eligible = [i for i in order if len(words[i]) >= MIN_WORDS]
-    shingles = {i: _shingles(words[i]) for i in eligible}
-    frequency = Counter(s for i in eligible for s in shingles[i])
+    grams = {i: shingles(words[i]) for i in eligible}
+    frequency = Counter(s for i in eligible for s in grams[i])
     index: dict[tuple[str, ...], list[int]] = defaultdict(list)
     duplicates: dict[str, str] = {}
     for i in eligible:
-        ranked = sorted(shingles[i], key=lambda s: (frequency[s], s))
+        ranked = sorted(grams[i], key=lambda s: (frequency[s], s))
         prefix = ranked[: len(ranked) - math.ceil(THRESHOLD * len(ranked)) + 1]
         candidates = sorted({j for s in prefix for j in index[s]}, key=rank.__getitem__)
-        canonical = next((j for j in candidates if _same(chunks[j], chunks[i], shingles[j], shingles[i], words[j], words[i], versions)), None)
+        canonical = next((j for j in candidates if _same(chunks[j], chunks[i], grams[j], grams[i], words[j], words[i], versions)), None)
         if canonical is not None:
             duplicates[chunks[i].id] = chunks[canonical].id
             continue

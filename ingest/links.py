@@ -1,4 +1,4 @@
-"""The link checker: internal links and `#anchor` links that land nowhere on the site.
+"""Links: where a page's links are written (extraction), and which of them land nowhere (the checker).
 
 A broken deep link in the docs is the same failure as a wrong citation link,
 so ingest reports them (as warnings with file:line) using the very anchors the
@@ -14,9 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .documents import Page
+from markdown_it.token import Token
+
+from .documents import Link, Page
+from .mdx import find_fences
 from .site import SiteConfig, slug_for
 
+_JSX_HREF = re.compile(r"<[A-Za-z][^<>]*?\bhref=([\"'])(?P<href>[^\"']*)\1")
 _SCHEME = re.compile(r"^[A-Za-z][\w+.-]*:")
 _CONTENT_EXT = (".mdx", ".md")
 
@@ -146,3 +150,36 @@ def _destination(target: str, page: Page, by_slug: dict[str, Page], by_source: d
 def _is_slug(path: str, by_slug: dict[str, Page]) -> bool:
     """True when a site-root path is itself a page slug (a site whose pages live under a folder named like the base)."""
     return path.strip("/") in by_slug
+
+
+def page_links(tokens: list[Token], text: str, fm_lines: int) -> tuple[Link, ...]:
+    """Every link target with its source line: Markdown links and JSX `href` attributes outside code."""
+    lines = text.split("\n")
+    found: list[Link] = []
+    for token in tokens:
+        if token.type != "inline" or not token.map:
+            continue
+        first, last = token.map
+        for child in token.children or []:
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                line = next((k for k in range(first, last) if href in lines[k]), first)
+                found.append(Link(href, line + 1))
+    in_fence: set[int] = set()
+    for fence in find_fences(lines):
+        in_fence.update(range(fence.start, fence.end))
+    for k in range(fm_lines, len(lines)):
+        if k not in in_fence:
+            found.extend(Link(m["href"], k + 1) for m in _JSX_HREF.finditer(lines[k]))
+    return tuple(sorted(set(found), key=lambda link: (link.line, link.target)))
+
+
+def located_links(links: tuple[Link, ...], origins: tuple[tuple[str, int], ...], source: str) -> tuple[Link, ...]:
+    """Links with the file and line they are written on (a partial's links are reported in the partial)."""
+    if not origins:
+        return links
+    located = []
+    for link in links:
+        file, line = origins[link.line - 1] if 0 < link.line <= len(origins) else (source, link.line - 1)
+        located.append(Link(link.target, line + 1, "" if file == source else file))
+    return tuple(located)

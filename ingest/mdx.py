@@ -20,13 +20,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .jsx import MAX_TAG_CHARS, scan_tag, skip_braces, strip_esm_and_expressions
+
 SOFT = "\ue000"
 GAP = "\ue001"
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_ESM = re.compile(r"^(import|export)[\s{*]")
-_NAME = re.compile(r"[A-Za-z][\w.:-]*")
-_ATTR_NAME = re.compile(r"[A-Za-z_:$@][\w.:$@-]*")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.DOTALL)
 _HTML_HEADING_LINE = re.compile(r"^[ \t]*<h([1-6])\b[^<>]*>.*</h\1>[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ADMONITION_OPEN = re.compile(
@@ -34,14 +33,12 @@ _ADMONITION_OPEN = re.compile(
 )
 _ADMONITION_LINE = re.compile(r"^[ \t]*:{3,}[A-Za-z].*$", re.MULTILINE)
 _SPECIAL = re.compile(r"[<{]")
-_BRACE_EVENT = re.compile(r"[{}\"'`]")
 _ADMONITION_CLOSE = re.compile(r"^\s*:{3,}\s*$")
 _ATTR_TITLE = re.compile(r"title=(?:\"([^\"]*)\"|'([^']*)')")
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _VOID_HTML = frozenset({"br", "hr", "img", "input", "meta", "link", "source", "wbr", "col", "area", "embed", "track"})
 _INLINE_HTML = frozenset({"a", "abbr", "b", "code", "em", "i", "kbd", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u", "var", "del", "ins"})
-_MAX_TAG_CHARS = 20_000
 
 
 @dataclass(frozen=True)
@@ -146,86 +143,6 @@ def _blank(text: str) -> str:
     return "\n" * text.count("\n")
 
 
-def _skip_braces(s: str, i: int, limit: int | None = None) -> int | None:
-    """Index after the `}` matching the `{` at i (looking no further than `limit`), skipping JS strings; None if unbalanced."""
-    depth = 0
-    limit = min(len(s), i + _MAX_TAG_CHARS, limit if limit is not None else len(s))
-    match = _BRACE_EVENT.search(s, i, limit)
-    while match:
-        c = match.group()
-        j = match.start()
-        if c in "\"'`":
-            end = s.find(c, j + 1, limit)
-            if end < 0:
-                return None
-            match = _BRACE_EVENT.search(s, end + 1, limit)
-            continue
-        depth += 1 if c == "{" else -1
-        if depth == 0:
-            return j + 1
-        match = _BRACE_EVENT.search(s, j + 1, limit)
-    return None
-
-
-def _skip_space(s: str, j: int) -> int:
-    while j < len(s) and s[j] in " \t\r\n":
-        j += 1
-    return j
-
-
-def scan_tag(s: str, i: int, limit: int | None = None) -> tuple[int, str, str] | None:
-    """A JSX tag starting at s[i] == '<': (end index, name, kind open|close|self); None if it is not a tag.
-
-    Attribute values may hold `>`, newlines and `{…}` expressions with nested
-    braces and strings, as JSX allows.
-    """
-    j = i + 1
-    kind = "open"
-    if s.startswith("/", j):
-        kind, j = "close", j + 1
-    if s.startswith(">", j):
-        return j + 1, "", kind
-    name = _NAME.match(s, j)
-    if not name:
-        return None
-    j = name.end()
-    limit = min(len(s), i + _MAX_TAG_CHARS, limit if limit is not None else len(s))
-    while j < limit:
-        j = _skip_space(s, j)
-        if s.startswith(">", j):
-            return j + 1, name.group(), kind
-        if s.startswith("/>", j) and kind == "open":
-            return j + 2, name.group(), "self"
-        if kind == "close":
-            return None
-        if s.startswith("{", j):
-            end = _skip_braces(s, j, limit)
-            if end is None:
-                return None
-            j = end
-            continue
-        attr = _ATTR_NAME.match(s, j)
-        if not attr:
-            return None
-        j = _skip_space(s, attr.end())
-        if not s.startswith("=", j):
-            continue
-        j = _skip_space(s, j + 1)
-        if j < len(s) and s[j] in "\"'":
-            end = s.find(s[j], j + 1, limit)
-            if end < 0:
-                return None
-            j = end + 1
-        elif s.startswith("{", j):
-            end = _skip_braces(s, j, limit)
-            if end is None:
-                return None
-            j = end
-        else:
-            return None
-    return None
-
-
 class _JsxScanner:
     """Rewrites runs of non-fence text and tracks component nesting across them (components can wrap fences)."""
 
@@ -240,7 +157,7 @@ class _JsxScanner:
         run = _HTML_COMMENT.sub(lambda m: SOFT + _blank(m.group()), run)
         unclosed: list[int] = []
         original = run.split("\n")
-        run = _strip_esm_and_expressions(run, unclosed)
+        run = strip_esm_and_expressions(run, unclosed)
         for k in unclosed:
             statement = " ".join(original[k].split())
             statement = statement if len(statement) <= 40 else statement[:39] + "…"
@@ -264,8 +181,8 @@ class _JsxScanner:
                 i = _next_special(run, protected[p][1])
                 continue
             if run[i] == "{":  # an inline `{expression}`: rendered by the site, unknown here, so dropped
-                close = None if run.startswith("{#", i) or budget <= 0 else _skip_braces(run, i, i + budget)
-                budget -= (close or min(len(run), i + _MAX_TAG_CHARS)) - i
+                close = None if run.startswith("{#", i) or budget <= 0 else skip_braces(run, i, i + budget)
+                budget -= (close or min(len(run), i + MAX_TAG_CHARS)) - i
                 if close is not None:
                     pieces.append(run[pos:i])
                     pieces.append(SOFT + _blank(run[i:close]))
@@ -325,57 +242,6 @@ def _next_special(s: str, start: int) -> int:
     """Index of the next `<` or `{` at or after start, -1 if none."""
     match = _SPECIAL.search(s, start)
     return match.start() if match else -1
-
-
-def _strip_esm_and_expressions(run: str, unclosed: list[int] | None = None) -> str:
-    """Blank `import`/`export` statements and flow `{expressions}` that start a block (after a blank line).
-
-    A statement whose brackets never close runs to the end of the text; its
-    first line (0-based, in `run`) is added to `unclosed` so the author hears of it.
-    """
-    lines = run.split("\n")
-    i = 0
-    while i < len(lines):
-        flow_start = i == 0 or not lines[i - 1].strip()
-        if flow_start and _ESM.match(lines[i]):
-            end = _statement_end(lines, i)
-            if end >= len(lines) and unclosed is not None and _open_brackets(lines[i:end]) > 0:
-                unclosed.append(i)
-        elif flow_start and lines[i].lstrip().startswith("{") and not lines[i].lstrip().startswith("{#"):
-            text = "\n".join(lines[i:])
-            start = text.index("{")
-            close = _skip_braces(text, start)
-            rest_of_line = text[close:].split("\n", 1)[0] if close is not None else "x"
-            if close is None or rest_of_line.strip():
-                i += 1
-                continue
-            end = i + text.count("\n", 0, close) + 1
-        else:
-            i += 1
-            continue
-        for k in range(i, end):
-            lines[k] = ""
-        i = end
-    return "\n".join(lines)
-
-
-def _open_brackets(lines: list[str]) -> int:
-    """Brackets opened and not closed in these lines of JavaScript (strings skipped)."""
-    code = [re.sub(r"\"[^\"]*\"|'[^']*'|`[^`]*`", "", line) for line in lines]
-    return sum(line.count(c) for line in code for c in "{([") - sum(line.count(c) for line in code for c in "})]")
-
-
-def _statement_end(lines: list[str], i: int) -> int:
-    """The line after an ESM statement starting on line i: brackets balanced (strings skipped), no dangling operator."""
-    depth = 0
-    j = i
-    while j < len(lines):
-        code = re.sub(r"\"[^\"]*\"|'[^']*'|`[^`]*`", "", lines[j])
-        depth += sum(code.count(c) for c in "{([") - sum(code.count(c) for c in "})]")
-        j += 1
-        if depth <= 0 and not code.rstrip().endswith(("=", ",", "=>", "(", "{", "[")):
-            break
-    return j
 
 
 def _dedent_components(lines: list[str], depth_at: list[int], in_fence: list[bool]) -> list[str]:

@@ -7,16 +7,15 @@ import json
 import sys
 from typing import Any
 
-from ingest.settings import Settings
-
 from .errors import RetrievalError
+from .settings import RetrievalSettings as Settings
 from .viewer import Viewer
 
 
 def cmd_provision(args: argparse.Namespace, settings: Settings) -> int:
-    from .models import DEFAULT_MODEL_NAME, provision_default_model
+    from .models import is_default_model, provision_default_model
 
-    if settings.embed_model not in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"):
+    if not is_default_model(settings.embed_model):
         print(f"EMBED_MODEL={settings.embed_model}: nothing to provision")
         return 0
     path = provision_default_model(settings.models_dir)

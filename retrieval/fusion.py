@@ -6,15 +6,14 @@ live on unrelated scales; deep lists (top-50 each) are what make it pay off.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from ingest.text import plain_words, shingles
 
 T = TypeVar("T")
 
 RRF_K = 60
-_WORD = re.compile(r"\w+")
 
 
 def reciprocal_rank_fusion(
@@ -31,21 +30,9 @@ def reciprocal_rank_fusion(
     return fused
 
 
-def normalized_words(text: str) -> list[str]:
-    """Words of a text after NFKC and case folding: what "the same text" means for dedupe."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-
-
-def shingles(words: Sequence[str], size: int = 5) -> frozenset[tuple[str, ...]]:
-    """Overlapping word n-grams (the whole text when shorter than `size`)."""
-    if len(words) <= size:
-        return frozenset({tuple(words)})
-    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
-
-
 def _fingerprint(text: str) -> tuple[tuple[str, ...], frozenset[tuple[str, ...]]]:
-    words = normalized_words(text)
-    return tuple(words), shingles(words)
+    words = plain_words(text)  # what "the same text" means for dedupe
+    return tuple(words), shingles(words, 5)
 
 
 def _overlaps(a: tuple[tuple[str, ...], frozenset[tuple[str, ...]]], b: tuple[tuple[str, ...], frozenset[tuple[str, ...]]], threshold: float) -> bool:

@@ -19,7 +19,6 @@ every cached index at once.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -30,52 +29,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from ingest.documents import Chunk
+from ingest.text import tokenize
 
 from .table import ChunkTable, Record
-
-# Identifiers first (CLI flags, config keys, error codes, dotted names), then plain words.
-_TOKEN = re.compile(r"--?[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]+(?:[_.\-][a-z0-9]+)+|[a-z0-9]+")
-_PARTS = re.compile(r"[a-z0-9]+")
-# Lucene/NLTK-style English stopwords plus the words visitors wrap around a question.
-STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "me", "might", "more", "most", "must", "my", "myself", "need", "no", "nor", "not", "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "re", "s", "same", "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "y", "you", "your", "yours", "yourself", "anyone", "anything", "get", "gets", "getting", "got", "happen", "happens", "know", "let", "lets", "like", "make", "makes", "please", "possible", "really", "someone", "something", "tell", "thing", "things", "want", "way", "ways"]
-)
-
-
-def light_stem(word: str) -> str:
-    """Fold plain English plurals and -ing/-ed forms so `retries`/`retry` and `signing`/`sign` meet."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "ss", "us", "is")):
-        return word[:-2] + "ss" if word.endswith("sses") else word
-    if word.endswith("s"):
-        return word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        return word[:-3]
-    if word.endswith("ed") and len(word) > 4:
-        return word[:-2]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased search terms: identifiers kept whole (and also split into parts), stopwords dropped."""
-    tokens: list[str] = []
-    for match in _TOKEN.finditer(text.lower()):
-        token = match.group()
-        if token.isalnum():
-            if token not in STOPWORDS:
-                tokens.append(light_stem(token))
-            continue
-        tokens.append(token)
-        tokens.extend(light_stem(p) for p in _PARTS.findall(token) if len(p) > 1 and p not in STOPWORDS)
-    return tokens
-
-
-def identifiers(text: str) -> list[str]:
-    """The identifier-like terms of a text (`--dry-run`, `fd-4291`, `max_retries`), lower-cased, in order."""
-    return [m.group() for m in _TOKEN.finditer(text.lower()) if not m.group().isalnum()]
 
 
 def searchable_text(chunk: Chunk) -> str:

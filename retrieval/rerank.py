@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ingest.documents import Chunk
+from ingest.text import identifiers, tokenize
 
 from .errors import RerankerError
-from .lexical import identifiers, tokenize
 
 _QUOTED = re.compile(r"[\"“”'`]([^\"“”'`]{3,80})[\"“”'`]")
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from ingest.settings import Settings
-
 from .embedder import SentenceTransformerEmbedder
-from .models import DEFAULT_MODEL_NAME, resolve_model
+from .models import recorded_model_id, resolve_model
 from .rerank import CrossEncoderReranker, Reranker, SignalReranker
 from .search import HybridRetriever
+from .settings import RetrievalSettings as Settings
 from .store import ChromaStore
 
 
@@ -21,7 +20,7 @@ def open_store(settings: Settings) -> ChromaStore:
 def open_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     """The configured embedding model; its id is what the index manifest records."""
     location = resolve_model(settings.embed_model, settings.models_dir)
-    model_id = DEFAULT_MODEL_NAME if location.endswith(DEFAULT_MODEL_NAME) else settings.embed_model
+    model_id = recorded_model_id(settings.embed_model, location)
     return SentenceTransformerEmbedder(location, model_id=model_id)
 
 

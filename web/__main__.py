@@ -18,11 +18,11 @@ import sys
 
 import uvicorn
 
-from ingest.settings import Settings
 from retrieval.handoff import IngestListener
 from retrieval.lock import owner_lock
 
 from .app import create_app
+from .settings import Settings
 
 log = logging.getLogger("web")
 

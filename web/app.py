@@ -29,7 +29,6 @@ from starlette.templating import Jinja2Templates
 
 from answer.pipeline import Answerer
 from ingest.corpus import Corpus
-from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 from retrieval.viewer import Viewer
 
@@ -43,6 +42,7 @@ from .looked import looked_at
 from .questions import QuestionError, read_question
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services
+from .settings import Settings
 from .staff import staff_routes
 from .stream import sse
 from .thread import new_thread_id, thread_id
@@ -218,7 +218,7 @@ def create_app(
         return JSONResponse({"status": "ok", "chunks": chunks})
 
     async def docs(request: Request) -> Response:
-        from ingest.parser import render_html
+        from ingest.page_html import render_html
 
         slug = request.path_params.get("path", "").strip("/") or "index"
         page = services.corpus.page(slug)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ingest.parser import render_inline
+from ingest.inline import render_inline
 
 EXCERPT_CHARS = 160
 LinkCheck = Callable[[str], bool]

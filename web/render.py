@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from answer.settings import UnverifiedPolicy
 from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -229,7 +230,7 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
     return tuple(order.values())
 
 
-def display_state(answer: Any, policy: str = "hide") -> str:
+def display_state(answer: Any, policy: UnverifiedPolicy = "hide") -> str:
     """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
     if answer.state == "answered":
         return DEGRADED if answer.degraded else VERIFIED
@@ -247,7 +248,7 @@ def withheld_view(turn: Any) -> TurnView:
                     claims=(), sources=(), hidden=(), asked=question)
 
 
-def turn_view(answer: Any, site: SiteConfig, tid: str, policy: str = "hide", *, asked: str = "") -> TurnView:
+def turn_view(answer: Any, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display_state(answer, policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order

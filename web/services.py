@@ -22,12 +22,12 @@ from answer.pipeline import Answerer
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
-from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
 from retrieval.viewer import Viewer
 
+from .settings import Settings
 from .thread import Threads
 
 log = logging.getLogger(__name__)

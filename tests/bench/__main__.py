@@ -124,9 +124,9 @@ def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> d
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
     from answer.verify import verify
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
     from retrieval.viewer import Viewer
+    from web.settings import Settings
 
     retriever = open_retriever(Settings(), store=store, embedder=embedder)
     answerer = Answerer(retriever, ExtractiveGenerator(embedder))
@@ -157,9 +157,9 @@ def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> d
 
 
 def bench_baseline(content: Path, work: Path, store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
     from retrieval.viewer import Viewer
+    from web.settings import Settings
 
     from .baseline import BaselineIndex, fixed_chunks, overlaps
 
@@ -252,8 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(filter(None, args.skip.split(",")))
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
 
-    from ingest.settings import Settings
     from retrieval.services import open_embedder
+    from web.settings import Settings
 
     started = time.perf_counter()
     embedder = open_embedder(Settings())

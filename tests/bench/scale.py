@@ -79,9 +79,9 @@ def questions() -> list[str]:
 
 def measure_queries(store: Any, embedder: Any) -> dict[str, Any]:
     """Ours and a dense-only top-5 query, interleaved question by question, after a warm-up."""
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
     from retrieval.viewer import Viewer
+    from web.settings import Settings
 
     retriever = open_retriever(Settings(), store=store, embedder=embedder)
     viewer = Viewer.anonymous()
@@ -126,10 +126,10 @@ def edit_pages(content: Path, share: float) -> int:
 
 def build_and_measure(size: int, work: Path, real: int) -> dict[str, Any]:
     from ingest.corpus import load_corpus
-    from ingest.settings import Settings
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder
     from retrieval.store import ChromaStore
+    from web.settings import Settings
 
     from .synthetic import write_corpus
 
@@ -172,9 +172,9 @@ def timed(fn: Any) -> tuple[float, Any]:
 
 
 def measure_server(url: str) -> dict[str, Any]:
-    from ingest.settings import Settings
     from retrieval.services import open_embedder
     from retrieval.store import ChromaStore
+    from web.settings import Settings
 
     model = open_embedder(Settings())
     model.embed(["warm up"])

@@ -54,9 +54,9 @@ def shots() -> Path:
 def _app(content_index, real_embedder, data: Path, generator, **settings):  # noqa: ANN001, ANN202
     from answer.audit import SQLiteAuditLog
     from answer.pipeline import Answerer
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
     from web.app import create_app
+    from web.settings import Settings
 
     config = Settings(content_dir=CONTENT, data_dir=data, **settings)
     retriever = open_retriever(config, store=content_index, embedder=real_embedder)

@@ -47,12 +47,12 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
     from ingest.corpus import load_corpus
-    from ingest.parser import render_html
-    from ingest.settings import Settings
+    from ingest.page_html import render_html
     from retrieval.indexer import sync_index
     from retrieval.services import open_retriever
     from retrieval.store import ChromaStore
     from web.app import create_app
+    from web.settings import Settings
 
     root = tmp_path_factory.mktemp("widget")
     host_port = free_port()

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .anchor_oracle import ORACLE_SLUGGERS, oracle_anchor_validity, oracle_folder
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -38,10 +40,13 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def anchor_validity(corpus: Any, urls: set[str]) -> dict[str, bool]:
-    """Cited URL → whether its anchor is an id on the rendered page."""
-    from ingest.parser import render_html
+def anchor_validity(corpus: Any, urls: set[str], oracle: Path | None = None) -> dict[str, bool]:
+    """Cited URL → whether its anchor is real: by github-slugger itself when `oracle` (its npm folder) is
+    given, else (sluggers without an npm oracle) by the ids of our own rendered page, a far weaker check."""
+    from ingest.page_html import render_html
 
+    if oracle is not None:
+        return oracle_anchor_validity(corpus, urls, oracle)
     base = corpus.site.base_url.rstrip("/")
     rendered: dict[str, set[str]] = {}
     ok = {}
@@ -118,8 +123,8 @@ def resolve_site(args: argparse.Namespace) -> Site:
 
 
 def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
+    from answer.settings import AnswerSettings as Settings
     from ingest.corpus import load_corpus
-    from ingest.settings import Settings
     from ingest.site import load_site_config
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder
@@ -135,7 +140,7 @@ def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
 
 def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
-    from ingest.settings import Settings
+    from answer.settings import AnswerSettings as Settings
 
     from .baselines import FirstSentenceOfTopHit, TopHitBestSentence
 
@@ -157,8 +162,8 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from answer.pipeline import Answerer
     from answer.services import build_judge
+    from answer.settings import AnswerSettings as Settings
     from answer.support import DeterministicChecker
-    from ingest.settings import Settings
     from retrieval.services import open_retriever
 
     from .grounding import metrics, run_questions, sample_for_grading
@@ -170,12 +175,13 @@ def run(args: argparse.Namespace) -> int:
     retriever = open_retriever(settings, store=store, embedder=embedder)
     questions = load_jsonl(site.questions)
     judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
+    oracle = oracle_folder(settings.data_dir) if corpus.site.slugger_name in ORACLE_SLUGGERS else None
     results: dict[str, Any] = {}
     for name, generator in generators(args.generator, embedder, judge).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
         rows, answers = run_questions(Answerer(retriever, generator, judge=gate), questions)
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
-        results[name] = {"metrics": metrics(rows, answers, anchor_validity(corpus, urls)), "rows": [r.__dict__ for r in rows]}
+        results[name] = {"metrics": metrics(rows, answers, anchor_validity(corpus, urls, oracle)), "rows": [r.__dict__ for r in rows]}
         sample = sample_for_grading(rows, answers, args.sample)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -202,7 +208,9 @@ def run(args: argparse.Namespace) -> int:
     thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" else {}
     failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
     report = {"site": site.name, "retrieval_methods": methods, "generators": results, "calibration": judges,
-              "baseline_margin": baseline_margin(results), "thresholds": thresholds, "threshold_failures": failures}
+              "baseline_margin": baseline_margin(results),
+              "anchor_oracle": "github-slugger (npm)" if oracle else f"own renderer (no npm oracle for {corpus.site.slugger_name!r})",
+              "thresholds": thresholds, "threshold_failures": failures}
     write_reports(report, Path(args.out))
     for name, result in results.items():
         print(f"== {name}")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from answer.__main__ import main
-from ingest.settings import Settings
 from tests.conftest import CONTENT
+from web.settings import Settings
 
 pytestmark = pytest.mark.integration
 

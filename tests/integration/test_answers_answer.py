@@ -17,12 +17,12 @@ from answer.draft import Draft
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from answer.services import build_judge
-from ingest.settings import Settings
 from ingest.site import load_site_config
 from retrieval.services import open_retriever
 from retrieval.viewer import Viewer
 from tests.conftest import CONTENT
 from tests.fakes import ScriptedGenerator
+from web.settings import Settings
 
 pytestmark = pytest.mark.integration
 

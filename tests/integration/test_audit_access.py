@@ -24,10 +24,10 @@ from answer.draft import parse_draft
 from answer.generate import sentences
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC
-from ingest.settings import Settings
 from retrieval.services import open_retriever
 from tests.conftest import CONTENT
 from web.app import create_app
+from web.settings import Settings
 
 from .conftest import serve
 

@@ -15,10 +15,10 @@ import pytest
 from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever
 from tests.conftest import CONTENT
 from web.app import create_app
+from web.settings import Settings
 
 from .conftest import serve
 

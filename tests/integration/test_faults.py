@@ -27,7 +27,6 @@ from answer.generate import ExtractiveGenerator
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
-from ingest.settings import Settings
 from retrieval.indexer import sync_index
 from retrieval.services import open_retriever
 from retrieval.store import ChromaStore
@@ -35,6 +34,7 @@ from tests.chroma_server import chroma_binary, free_port, heartbeat, write_site
 from tests.conftest import CONTENT, REPO, require
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import UNAVAILABLE, create_app
+from web.settings import Settings
 
 from .conftest import serve
 

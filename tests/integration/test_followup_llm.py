@@ -11,11 +11,11 @@ from answer.audit import SQLiteAuditLog
 from answer.followup import CarrySubject, Turn
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder, MemoryStore
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
+from web.settings import Settings
 
 pytestmark = pytest.mark.integration
 QUOTE = "Refunds are available within 14 days of the charge."

@@ -25,13 +25,13 @@ from answer.generate import ExtractiveGenerator
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
-from ingest.settings import Settings
 from retrieval.indexer import sync_index
 from retrieval.services import open_retriever
 from retrieval.store import ChromaStore
 from tests.chroma_server import write_site
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
+from web.settings import Settings
 
 from .conftest import serve
 

@@ -14,12 +14,12 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from answer.services import build_judge
 from ingest.corpus import load_corpus
-from ingest.settings import Settings
 from retrieval.indexer import sync_index
 from retrieval.services import open_retriever
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 from tests.conftest import REPO
+from web.settings import Settings
 
 pytestmark = pytest.mark.integration
 

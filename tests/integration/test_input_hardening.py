@@ -17,12 +17,12 @@ from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
-from ingest.settings import Settings
 from retrieval.indexer import sync_index
 from retrieval.services import open_retriever
 from retrieval.store import ChromaStore, acl_key
 from tests.chroma_server import SITE_PAGES, write_site
 from web.app import create_app
+from web.settings import Settings
 
 from .conftest import serve
 

@@ -35,13 +35,13 @@ from answer.generate import sentences
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC, Chunk, Page
-from ingest.settings import Settings
 from retrieval.services import open_retriever
 from retrieval.viewer import Viewer
 from tests.conftest import CONTENT, REPO
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
 from web.questions import read_question
+from web.settings import Settings
 
 from .conftest import serve
 

@@ -10,10 +10,10 @@ import pytest
 
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
-from ingest.settings import Settings
 from retrieval.services import open_retriever
 from tests.conftest import CONTENT
 from web.app import create_app
+from web.settings import Settings
 
 from .conftest import serve
 

@@ -14,10 +14,10 @@ from answer.audit import SQLiteAuditLog
 from answer.errors import AuditError
 from answer.pipeline import Answerer
 from ingest.ids import content_hash
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
 from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from web.settings import Settings
 
 REFUNDS = make_chunk("billing/refunds", "refund-windows",
                      "Refunds are available within 14 days of the charge. Annual plans are refunded pro rata.",

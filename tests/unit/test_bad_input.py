@@ -17,10 +17,10 @@ from starlette.testclient import TestClient
 
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever
 from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
+from web.settings import Settings
 
 REFUNDS = make_chunk("billing/refunds", "refund-windows", "Refunds are available within 14 days of the charge.",
                      title="Refunds", heading="Refund windows")

@@ -64,8 +64,8 @@ def test_frame_ancestors_allow_the_docs_site_and_configured_origins_only():
 
 
 def test_a_handed_off_run_for_another_content_folder_is_refused(tmp_path):
-    from ingest.settings import Settings
     from web.services import Services
+    from web.settings import Settings
 
     services = Services(Settings(content_dir=tmp_path / "site", data_dir=tmp_path), None, None)
     with pytest.raises(HandoffError, match="serves CONTENT_DIR"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.lexical import LexicalIndex, LexicalSearcher, identifiers, light_stem, tokenize
+from ingest.text import identifiers, light_stem, tokenize
+from retrieval.lexical import LexicalIndex, LexicalSearcher
 from tests.fakes import HashEmbedder, MemoryStore, make_chunk
 
 PUBLIC = frozenset({"public"})

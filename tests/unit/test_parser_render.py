@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ingest.parser import parse_text, render_html
+from ingest.page_html import render_html
+from ingest.parser import parse_text
 from ingest.site import SiteConfig
 
 MDX = """# Guide

@@ -151,7 +151,7 @@ def test_support_judge_setting_selects_the_checker():
     from answer.judge import LLMJudge
     from answer.services import build_checker
     from answer.support import DeterministicChecker
-    from ingest.settings import Settings
+    from web.settings import Settings
 
     assert isinstance(build_checker(Settings.from_env({}, dotenv=False)), DeterministicChecker)
     judged = Settings.from_env({"SUPPORT_JUDGE": "llm", "LLM_MODEL": "openai/x", "LLM_API_BASE": "http://127.0.0.1:9"}, dotenv=False)

@@ -24,11 +24,11 @@ from answer.provider_citations import (
 )
 from answer.services import build_generator
 from answer.verify import verify
-from ingest.settings import Settings
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUND_TEXT, REFUNDS, make_chunk
 from tests.scripted_providers import cite, grounded, support
+from web.settings import Settings
 
 SECRET = make_chunk("internal/overrides", "override-limits", "Support can override refunds up to 90 days.",
                     title="Overrides", heading="Override limits", access=("staff",))

@@ -16,8 +16,7 @@ from starlette.testclient import TestClient
 from answer.draft import parse_draft
 from answer.pipeline import Answerer
 from answer.verify import Citation, Claim
-from ingest.parser import render_inline
-from ingest.settings import Settings
+from ingest.inline import render_inline
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever, renumber
 from retrieval.viewer import Viewer
@@ -25,6 +24,7 @@ from tests.fakes import LIMITS, REFUNDS, HashEmbedder, MemoryStore, ScriptedGene
 from web import render
 from web.app import create_app
 from web.quotes import excerpt_html, quote_html
+from web.settings import Settings
 
 SITE = SiteConfig(base_url="/docs")
 ON_SITE = partial(render.is_site_url, site=SITE)

@@ -12,10 +12,10 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
+from web.settings import Settings
 
 TAXES = make_chunk("billing/taxes", "vat", "VAT is charged on every invoice issued to customers in the EU.",
                    title="Taxes", heading="VAT")

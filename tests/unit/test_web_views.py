@@ -13,13 +13,13 @@ from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from ingest.documents import PUBLIC
-from ingest.settings import Settings
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
 from tests.conftest import CONTENT
 from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
 from web.render import inline_code, is_site_url
+from web.settings import Settings
 
 QUOTE = "Refunds are available within 14 days of the charge."
 REFUNDS = make_chunk("billing/refunds", "refund-windows", QUOTE + " Annual plans are refunded pro rata.",

@@ -10,12 +10,12 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
-from ingest.settings import Settings
 from retrieval.search import DenseRetriever, Hit, RetrievalSet
 from retrieval.viewer import Viewer
 from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web import render
 from web.app import create_app
+from web.settings import Settings
 
 from .test_web import GOOD, QUOTE, thread_of
 

@@ -18,13 +18,14 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
-from ingest.parser import parse_text, render_html
-from ingest.settings import Settings
+from ingest.page_html import render_html
+from ingest.parser import parse_text
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
 from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from web.app import create_app
 from web.render import inline_code, is_site_url
+from web.settings import Settings
 from web.stream import sse
 
 SCRIPT = "<script>alert(1)</script>"
@@ -169,7 +170,7 @@ HOSTILE_MARKDOWN = [
 
 @pytest.mark.parametrize("text", HOSTILE_MARKDOWN)
 def test_inline_markdown_renderer_never_lets_markup_through(text):
-    from ingest.parser import render_inline
+    from ingest.inline import render_inline
 
     site = SiteConfig(base_url="/docs")
     html = render_inline(text, link=lambda href: is_site_url(href, site))

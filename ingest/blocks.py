@@ -1,0 +1,213 @@
+"""markdown-it tokens to readable text: headings with their ids, blocks of clean prose.
+
+The text produced for each block is what the model reads and what quotes are
+verified against, so it is readable prose: markup dropped, link text kept,
+inline code kept in backticks, code fences kept as fences, tables as
+` | `-separated rows. markdown-it-py is configured here, once, for the parser
+and the HTML renderer alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from collections.abc import Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .documents import Block, Heading
+from .mdx import GAP, SOFT
+
+EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
+COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
+_HTML_TAG = re.compile(r"<[^>]+>")
+HTML_HEADING = re.compile(r"^\s*<h([1-6])\b(?P<attrs>[^>]*)>(?P<text>.*?)</h\1>[ \t]*(?:\n|$)", re.IGNORECASE)
+_ID_ATTR = re.compile(r"\bid=(?:\"([^\"]*)\"|'([^']*)')")
+_SPACES = re.compile(r"[ \t]{2,}")
+
+
+@functools.lru_cache(maxsize=1)
+def markdown() -> MarkdownIt:
+    """CommonMark + tables + strikethrough, HTML on (for JSX), indented code off (as in MDX)."""
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("code")
+
+
+def headings(tokens: list[Token], heading_id: Callable[[str], str]) -> dict[tuple[int, int], Heading]:
+    """Every heading by (token index, line in block), in document order, so duplicate numbering matches the site's.
+
+    Headings nested in lists, quotes or components get ids on the site too
+    (rehype-slug visits every heading); raw `<hN>` HTML/JSX headings do not,
+    unless they carry an `id` attribute.
+    """
+    found: dict[tuple[int, int], Heading] = {}  # (token index, line within an HTML block)
+    for i, token in enumerate(tokens):
+        line = token.map[0] if token.map else 0
+        if token.type == "heading_open":
+            display, anchor_text, explicit = heading_text(tokens[i + 1])
+            anchor = explicit or heading_id(anchor_text)
+            found[(i, 0)] = Heading(line=line + 1, level=int(token.tag[1]), text=display, anchor=anchor)
+        elif token.type == "html_block":
+            for k, text in enumerate(token.content.split("\n")):
+                match = HTML_HEADING.match(text)
+                if match:
+                    ident = _ID_ATTR.search(match["attrs"])
+                    found[(i, k)] = Heading(line=line + k + 1, level=int(match.group(1)), text=strip_tags(match["text"]),
+                                            anchor=(ident[1] or ident[2]) if ident else None)
+    return found
+
+
+def strip_tags(raw: str) -> str:
+    return " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).replace(SOFT, "").replace(GAP, " ").split())
+
+
+def heading_text(inline: Token) -> tuple[str, str, str | None]:
+    """(display text, text the slugger sees, explicit id) of a heading's inline token."""
+    children = list(inline.children or [])
+    explicit = None
+    if children and children[-1].type == "text":
+        match = EXPLICIT_ID.search(children[-1].content)
+        if match:
+            explicit = match["id"]
+            last = children[-1]
+            children[-1] = Token(last.type, last.tag, last.nesting, content=last.content[: match.start()])
+    display = _inline_text(children, code_ticks=False)
+    anchor_text = _inline_text(children, code_ticks=False, for_anchor=True)
+    return display.strip(), anchor_text, explicit
+
+
+def _inline_text(children: list[Token], *, code_ticks: bool = True, for_anchor: bool = False) -> str:
+    """Rendered text of inline tokens: what a reader sees, markup gone (JSX markers: see mdx.py)."""
+    parts: list[str] = []
+    gap = "" if for_anchor else " "
+    for child in children:
+        if child.type == "text":
+            parts.append(COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, gap))
+        elif child.type == "code_inline":
+            parts.append(f"`{child.content}`" if code_ticks else child.content)
+        elif child.type == "softbreak":
+            parts.append(" ")
+        elif child.type == "hardbreak":
+            parts.append("\n")
+        elif child.type == "html_inline" and child.content.lower().startswith("<br"):
+            parts.append(gap)
+        elif child.type == "image" and code_ticks:
+            parts.append(_inline_text(list(child.children or []), code_ticks=code_ticks))
+    text = "".join(parts)
+    return text if for_anchor else _SPACES.sub(" ", text)
+
+
+def matching_close(tokens: list[Token], i: int) -> int:
+    """Index of the token closing the block that opens at i (i itself for leaf blocks)."""
+    if tokens[i].nesting != 1:
+        return i
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += tokens[j].nesting
+        if depth == 0:
+            return j
+    return len(tokens) - 1
+
+
+def render_blocks(tokens: list[Token]) -> list[Block]:
+    """One top-level block as clean text (a raw `<hN>` line and what follows it become two)."""
+    head = tokens[0]
+    if head.type == "html_block" and head.map:
+        match = HTML_HEADING.match(head.content)
+        if match and match.end() < len(head.content.rstrip()):
+            rest = Token("html_block", "", 0, content=head.content[match.end():], map=[head.map[0] + 1, head.map[1]])
+            first = Token("html_block", "", 0, content=match.group(), map=[head.map[0], head.map[0] + 1])
+            return render_blocks([first]) + render_blocks([rest])
+    block = _render_block(tokens)
+    return [block] if block is not None else []
+
+
+def _render_block(tokens: list[Token]) -> Block | None:
+    """One block as clean text, or None when nothing readable remains."""
+    head = tokens[0]
+    line_start, line_end = head.map if head.map else (0, 0)
+    kind = {
+        "paragraph_open": "paragraph",
+        "heading_open": "heading",
+        "bullet_list_open": "list",
+        "ordered_list_open": "list",
+        "table_open": "table",
+        "fence": "code",
+        "blockquote_open": "quote",
+        "html_block": "html",
+    }.get(head.type)
+    if kind is None:
+        return None
+    if kind == "code":
+        lang = head.info.split()[0] if head.info.strip() else ""
+        ticks = "`" * max([3] + [len(m) + 1 for m in re.findall(r"^[ \t]*(`{3,})", head.content, re.MULTILINE)])
+        text = f"{ticks}{lang}\n{head.content.rstrip()}\n{ticks}"
+    elif kind == "html":
+        heading = HTML_HEADING.match(head.content)
+        text = strip_tags(heading["text"] if heading else head.content)
+        if heading:
+            kind = "html-heading"
+    elif kind == "heading":
+        text = heading_text(tokens[1])[0]
+    elif kind == "table":
+        text = _render_table(tokens)
+    elif kind == "list":
+        text = "\n".join(_render_list(tokens, 0))
+    elif kind == "quote":
+        text = "\n".join(b.text for b in _render_children(tokens[1:-1]))
+    else:
+        text = _inline_text(list(tokens[1].children or [])).strip()
+    text = text.strip("\n")
+    if not text.strip():
+        return None
+    return Block(text=text, line_start=line_start, line_end=line_end, kind=kind)
+
+
+def _render_children(tokens: list[Token]) -> list[Block]:
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        end = matching_close(tokens, i)
+        blocks.extend(render_blocks(tokens[i : end + 1]))
+        i = end + 1
+    return blocks
+
+
+def _render_table(tokens: list[Token]) -> str:
+    rows: list[list[str]] = []
+    for token in tokens:
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(_inline_text(list(token.children or [])).strip())
+    return "\n".join(" | ".join(row) for row in rows)
+
+
+def _render_list(tokens: list[Token], indent: int) -> list[str]:
+    """List items as `- text` / `1. text` lines; nested lists indented two spaces."""
+    lines: list[str] = []
+    ordered = tokens[0].type == "ordered_list_open"
+    number = int(tokens[0].attrGet("start") or 1) if ordered else 0
+    i = 1
+    while i < len(tokens) - 1:
+        if tokens[i].type != "list_item_open":
+            i += 1
+            continue
+        end = matching_close(tokens, i)
+        marker = f"{number}." if ordered else "-"
+        number += 1
+        item_text: list[str] = []
+        nested: list[str] = []
+        j = i + 1
+        while j < end:
+            close = matching_close(tokens, j)
+            if tokens[j].type in ("bullet_list_open", "ordered_list_open"):
+                nested.extend(_render_list(tokens[j : close + 1], indent + 2))
+            else:
+                item_text.extend(block.text for block in render_blocks(tokens[j : close + 1]))
+            j = close + 1
+        lines.append(" " * indent + f"{marker} " + " ".join(item_text))
+        lines.extend(nested)
+        i = end + 1
+    return lines

@@ -1,0 +1,146 @@
+"""Words, stems, stopwords, negations and shingles: the one place the project says what a word is.
+
+Three readers compare texts word by word: the BM25 index (`retrieval/lexical.py`),
+the claim-support checker and question analysis (`answer/`), and near-duplicate
+detection (`dedupe.py`). They used to carry their own copies of these rules,
+so a fix to one (a stem, a negation word) silently left the others behind.
+This module sits in the lowest layer so all three can import it.
+
+Two stemmers and two stopword lists live here on purpose; they answer
+different questions and merging them changes what the product finds and
+accepts (measured with `make eval`):
+
+* `light_stem` / `SEARCH_STOPWORDS` shape the *index side*: BM25 terms for
+  chunks and questions. They are cautious (words of three letters or fewer,
+  and words with digits, are never touched; `-es` is not stripped) so that
+  identifiers and short product words keep their exact spelling, and the
+  stopwords include the words visitors wrap around a question ("tell",
+  "want", "possible").
+* `stem` / `TERM_STOPWORDS` shape the *answer side*: the key terms a claim
+  must share with its quotes. They fold harder (irregular past forms, `-es`)
+  because a claim paraphrases its quote, and the stopwords keep words a
+  claim can hinge on ("not" is a negation there, checked on its own).
+
+Known and measured: neither stemmer folds a final silent "e", so "cause" and
+"caused" stay apart ("cause" / "caus"), as do "size" and "sized". Folding it
+in both moved `make eval` (lexical MRR 0.6234 -> 0.6343, extractive answer
+correctness 0.7063 -> 0.7143, but answer rate 0.873 -> 0.8651 and direct
+answer correctness 0.5714 -> 0.5556), so it waits for a change that is
+judged on those figures rather than slipped into a refactor.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+# --- words ------------------------------------------------------------------
+
+_PLAIN_WORD = re.compile(r"\w+")
+# A claim's words: letters and digits, joined inside by `_ - . /` ("max_retries", "v2.4", "/docs").
+_TERM_WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
+# Identifiers first (CLI flags, config keys, error codes, dotted names), then plain words.
+_SEARCH_TOKEN = re.compile(r"--?[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]+(?:[_.\-][a-z0-9]+)+|[a-z0-9]+")
+_SEARCH_PART = re.compile(r"[a-z0-9]+")
+
+
+def plain_words(text: str) -> list[str]:
+    """Every run of word characters, NFKC-normalized and case-folded: the words two copies of a text share."""
+    return _PLAIN_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def term_words(normalized: str) -> list[str]:
+    """The words of an already normalized (lower-cased) text, identifiers like `max_retries` kept whole."""
+    return _TERM_WORD.findall(normalized)
+
+
+def shingles(words: Sequence[str], size: int = 3) -> frozenset[tuple[str, ...]]:
+    """Every run of `size` consecutive words (the whole text when it is shorter)."""
+    return frozenset(tuple(words[i : i + size]) for i in range(max(1, len(words) - size + 1)))
+
+
+# --- negation ---------------------------------------------------------------
+
+# The negations a claim and its quotes must agree on, as written (contractions included).
+NEGATIONS = (
+    "not", "no", "never", "none", "cannot", "can't", "won't", "isn't", "aren't", "doesn't", "don't", "didn't",
+    "without", "nor", "neither",
+)
+NEGATION = re.compile(r"\b(" + "|".join(re.escape(n) for n in NEGATIONS) + r")\b|n't\b")
+# The same negations as `plain_words` splits them ("don't" -> "don"): what two near-duplicates must share.
+NEGATION_WORDS = frozenset(w for n in NEGATIONS for w in _PLAIN_WORD.findall(n) if len(w) > 1)
+
+
+def has_negation(normalized: str) -> bool:
+    """True when a normalized text negates anything ("not", "never", "don't", "isn't" ...)."""
+    return NEGATION.search(normalized) is not None
+
+
+# --- index side: BM25 terms ---------------------------------------------------
+
+# Lucene/NLTK-style English stopwords plus the words visitors wrap around a question.
+SEARCH_STOPWORDS = frozenset(
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "me", "might", "more", "most", "must", "my", "myself", "need", "no", "nor", "not", "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "re", "s", "same", "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "y", "you", "your", "yours", "yourself", "anyone", "anything", "get", "gets", "getting", "got", "happen", "happens", "know", "let", "lets", "like", "make", "makes", "please", "possible", "really", "someone", "something", "tell", "thing", "things", "want", "way", "ways"]
+)
+
+
+def light_stem(word: str) -> str:
+    """Fold plain English plurals and -ing/-ed forms so `retries`/`retry` and `signing`/`sign` meet."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ss", "us", "is")):
+        return word[:-2] + "ss" if word.endswith("sses") else word
+    if word.endswith("s"):
+        return word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if word.endswith("ed") and len(word) > 4:
+        return word[:-2]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased search terms: identifiers kept whole (and also split into parts), stopwords dropped."""
+    tokens: list[str] = []
+    for match in _SEARCH_TOKEN.finditer(text.lower()):
+        token = match.group()
+        if token.isalnum():
+            if token not in SEARCH_STOPWORDS:
+                tokens.append(light_stem(token))
+            continue
+        tokens.append(token)
+        tokens.extend(light_stem(p) for p in _SEARCH_PART.findall(token) if len(p) > 1 and p not in SEARCH_STOPWORDS)
+    return tokens
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-like terms of a text (`--dry-run`, `fd-4291`, `max_retries`), lower-cased, in order."""
+    return [m.group() for m in _SEARCH_TOKEN.finditer(text.lower()) if not m.group().isalnum()]
+
+
+# --- answer side: key terms of claims and questions ---------------------------
+
+TERM_STOPWORDS = frozenset(
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "you", "your", "yours", "we", "our", "us", "they", "their", "them", "he", "she", "his", "her", "i", "me", "my", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does", "did", "done", "have", "has", "had", "having", "so", "such", "than", "too", "very", "also", "just", "only", "about", "into", "over", "under", "after", "before", "between", "through", "during", "each", "per", "any", "all", "some", "more", "most", "other", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "yes", "please", "use", "used", "using", "via", "up", "down", "out", "off", "again", "further", "once", "both", "few", "own", "same", "s", "t", "don", "now", "get", "gets", "got"]
+)
+
+# Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
+_IRREGULAR = {
+    "sent": "send", "resent": "resend", "paid": "pay", "spent": "spend", "built": "build", "rebuilt": "rebuild",
+    "kept": "keep", "lost": "lose", "took": "take", "taken": "take", "wrote": "write", "written": "write",
+    "rewritten": "rewrite", "chose": "choose", "chosen": "choose", "broke": "break", "broken": "break",
+    "ran": "run", "began": "begin", "begun": "begin", "made": "make", "went": "go", "gone": "go",
+}
+
+
+def stem(word: str) -> str:
+    """A tiny suffix stripper: enough to match 'retries'/'retry', 'refunded'/'refund', 'sent'/'send'."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + keep
+    return word

@@ -1,0 +1,46 @@
+"""Each layer owns the settings of what it configures; policies are typed and checked once, at the edge."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from answer.settings import AnswerSettings
+from ingest.settings import IngestSettings
+from retrieval.settings import RetrievalSettings
+from web.settings import Settings
+
+
+def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None:
+    names = {cls: {f.name for f in fields(cls)} for cls in (IngestSettings, RetrievalSettings, AnswerSettings, Settings)}
+    assert names[IngestSettings] == {"content_dir", "data_dir"}
+    assert names[RetrievalSettings] - names[IngestSettings] == {"embed_model", "rerank_model", "chroma_url"}
+    assert names[AnswerSettings] - names[RetrievalSettings] == {
+        "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy"}
+    assert names[Settings] - names[AnswerSettings] == {
+        "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins"}
+
+
+def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
+    env = {"CONTENT_DIR": str(tmp_path / "c"), "DATA_DIR": str(tmp_path / "d"), "EMBED_MODEL": "m", "CHROMA_URL": "http://x",
+           "LLM_MODEL": "openai/x", "LLM_CITATIONS": "JSON", "SUPPORT_JUDGE": "llm", "UNVERIFIED_POLICY": "refuse",
+           "PORT": "9001", "STAFF_GROUP": "ops"}
+    settings = Settings.from_env(env, dotenv=False)
+    assert (settings.content_dir, settings.data_dir) == (tmp_path / "c", tmp_path / "d")
+    assert (settings.embed_model, settings.chroma_url, settings.chroma_path) == ("m", "http://x", tmp_path / "d" / "chroma")
+    assert (settings.llm_citations, settings.support_judge, settings.unverified_policy) == ("json", "llm", "refuse")
+    assert (settings.port, settings.staff_group, settings.audit_path) == (9001, "ops", tmp_path / "d" / "answers.sqlite3")
+    assert Settings.from_env({}, dotenv=False).llm_citations is None  # unset: by the model's provider
+
+
+def test_a_layer_reads_and_checks_only_its_own_variables() -> None:
+    assert RetrievalSettings.from_env({"PORT": "http", "UNVERIFIED_POLICY": "maybe"}, dotenv=False).embed_model
+    assert AnswerSettings.from_env({"PORT": "http"}, dotenv=False).unverified_policy == "hide"
+    with pytest.raises(ValueError, match="PORT must be a TCP port number, got 'http'"):
+        Settings.from_env({"PORT": "http"}, dotenv=False)
+    with pytest.raises(ValueError, match="UNVERIFIED_POLICY must be 'hide' or 'refuse', got 'maybe'"):
+        AnswerSettings.from_env({"UNVERIFIED_POLICY": "maybe"}, dotenv=False)
+    with pytest.raises(ValueError, match="SUPPORT_JUDGE=llm needs LLM_MODEL"):
+        Settings.from_env({"SUPPORT_JUDGE": "llm"}, dotenv=False)

@@ -1,0 +1,43 @@
+"""The one text module: the word rules the index, the checker and dedupe share."""
+
+from __future__ import annotations
+
+from answer.support import DeterministicChecker
+from ingest.dedupe import find_duplicates
+from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles
+from retrieval.models import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id
+from tests.fakes import make_chunk
+
+
+def test_every_negation_the_checker_knows_also_splits_into_a_word_dedupe_compares() -> None:
+    for negation in NEGATIONS:
+        assert has_negation(negation)
+        assert set(plain_words(negation)) & NEGATION_WORDS, negation
+
+
+def test_shingles_cover_short_texts_whole() -> None:
+    assert shingles(["a", "b"]) == frozenset({("a", "b")})
+    assert shingles(["a", "b", "c", "d"], 3) == frozenset({("a", "b", "c"), ("b", "c", "d")})
+    assert shingles(plain_words("One two three four five six"), 5) == frozenset(
+        {("one", "two", "three", "four", "five"), ("two", "three", "four", "five", "six")})
+
+
+def test_a_negation_the_checker_rejects_also_keeps_two_near_copies_apart() -> None:
+    base = "Refunds are issued to the original card within fourteen days of the request, for every plan we sell today"
+    negated = base.replace("are issued", "are neither issued")
+    assert DeterministicChecker().check(negated, [base]).status == "unsupported"
+    assert find_duplicates([make_chunk("a", "a", base), make_chunk("b", "a", negated)]) == {}
+    assert find_duplicates([make_chunk("a", "a", base), make_chunk("b", "a", base + ".")]) == {"doc:b#a": "doc:a#a"}
+
+
+def test_one_answer_to_is_this_the_default_model() -> None:
+    for name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"):
+        assert is_default_model(name)
+    for name in ("BAAI/bge-small-en-v1.5", f"/models/{DEFAULT_MODEL_NAME}", "all-MiniLM-L12-v2"):
+        assert not is_default_model(name)
+
+
+def test_a_folder_holding_the_default_model_is_recorded_as_the_default() -> None:
+    assert recorded_model_id(f"/srv/models/{DEFAULT_MODEL_NAME}", f"/srv/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
+    assert recorded_model_id("", f"/data/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
+    assert recorded_model_id("BAAI/bge-small-en-v1.5", "BAAI/bge-small-en-v1.5") == "BAAI/bge-small-en-v1.5"

@@ -1,0 +1,32 @@
+"""The server's settings, on top of every lower layer's: `Settings` is the whole configuration (see ingest/settings.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from answer.settings import AnswerSettings
+
+
+@dataclass(frozen=True)
+class Settings(AnswerSettings):
+    host: str = "127.0.0.1"
+    port: int = 8000
+    staff_group: str = "staff"
+    identity_header: str = ""  # e.g. X-Forwarded-Groups from a trusted proxy; empty = everyone anonymous
+    frame_ancestors: str = ""  # extra origins allowed to frame the UI (the docs site's origin is always allowed)
+    cors_origins: str = ""  # space-separated origins whose pages may embed the widget (cross-origin API calls, no cookies)
+
+    @classmethod
+    def read_env(cls, env: dict[str, str]) -> dict[str, Any]:
+        port = env.get("PORT", "8000").strip() or "8000"
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"PORT must be a TCP port number, got {port!r}")
+        return super().read_env(env) | {
+            "host": env.get("HOST", "127.0.0.1").strip() or "127.0.0.1",
+            "port": int(port),
+            "staff_group": env.get("STAFF_GROUP", "staff").strip() or "staff",
+            "identity_header": env.get("IDENTITY_HEADER", "").strip(),
+            "frame_ancestors": env.get("FRAME_ANCESTORS", "").strip(),
+            "cors_origins": env.get("CORS_ORIGINS", "").strip(),
+        }
