@@ -15,6 +15,7 @@ from .audit import SQLiteAuditLog
 from .extract import AnswerExtractor
 from .generate import ExtractiveGenerator, Generator
 from .pipeline import Answerer
+from .record import AnswerRecord
 from .relevance import RelevanceJudge
 from .support import DeterministicChecker, SupportChecker, key_terms
 from .vocabulary import LiveVocabulary
@@ -74,8 +75,8 @@ def build_checker(settings: Settings) -> SupportChecker:
     return DeterministicChecker()
 
 
-def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:
+def changed_sources(store: ChromaStore, record: AnswerRecord) -> dict[str, str]:
     """Cited chunk id → 'changed' or 'removed' when the live index no longer matches the answer."""
-    cited = {c["chunk_id"]: c["hash"] for claim in record.get("claims", []) for c in claim["citations"]}
+    cited = {c.chunk_id: c.hash for claim in record.claims for c in claim.citations}
     live = {chunk.id: chunk.hash for chunk in store.chunks(ids=sorted(cited))}
     return {cid: ("removed" if cid not in live else "changed") for cid, digest in cited.items() if live.get(cid) != digest}

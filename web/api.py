@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answer.audit import MAX_REASON_CHARS, RATINGS
+from answer.audit import MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
 
 ANSWER_ID_CHARS = 40
 
@@ -46,7 +46,7 @@ def read_feedback(body: dict[str, Any]) -> tuple[str, str] | str:
     return rating, reason
 
 
-async def post_feedback(request: Request, audit: Any, groups: frozenset[str]) -> Response:
+async def post_feedback(request: Request, audit: SQLiteAuditLog | None, groups: frozenset[str]) -> Response:
     """`POST /api/answers/<id>/feedback` {"rating": "up"|"down", "reason": "…"}: stored beside the answer."""
     answer_id = request.path_params["answer_id"]
     body = await read_json(request)

@@ -43,7 +43,7 @@ from .looked import looked_at
 from .questions import QuestionError, read_question
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services
-from .staff import staff_routes
+from .staff import staff_routes, when
 from .stream import sse
 from .thread import new_thread_id, thread_id
 
@@ -68,6 +68,7 @@ def create_app(
 ) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code
+    templates.env.filters["when"] = when
     services = Services(settings, answerer, store, corpus)
     policy = settings.unverified_policy
 
@@ -162,7 +163,7 @@ def create_app(
                         claim = render.claim_view(event.claim, rset, context["site"], tid, claims, numbers)
                         if claim is not None:
                             yield sse("claim", fragment("_claim.html", claim=claim), number)
-                    elif event.kind == "done":
+                    elif event.kind == "done" and event.answer is not None:
                         services.threads.cache.put(event.answer)
                         if thread:
                             await asyncio.to_thread(services.threads.add, thread, event.answer, question)

@@ -18,6 +18,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
+from answer.audit import LogRow
+from answer.record import AnswerRecord, attempt_json
 from retrieval.viewer import Viewer
 
 from .audit_view import attempts, needs_lookup, readable_handles, redact
@@ -36,17 +38,17 @@ def staff_routes(services: Any, templates: Jinja2Templates, base: Callable[[Requ
         if settings.staff_group not in viewer_for(request).groups:
             raise HTTPException(403, "the audit view is for support staff")
 
-    def readable(record: dict[str, Any], groups: frozenset[str]) -> set[str]:
+    def readable(record: AnswerRecord, groups: frozenset[str]) -> set[str]:
         ids = needs_lookup(record, groups)
         live = {c.id: c.hash for c in services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
         return readable_handles(record, groups, live)
 
-    def listable(rows: list[dict[str, Any]], groups: frozenset[str], limit: int) -> list[dict[str, Any]]:
+    def listable(rows: list[LogRow], groups: frozenset[str], limit: int) -> list[LogRow]:
         """Rows of answers whose every retrieved source the reader may read (the others are not listed)."""
         out = []
         for row in rows:
-            record = services.audit.get(row["id"])
-            if record is not None and len(readable(record, groups)) == len(record.get("retrieved") or []):
+            record = services.audit.get(row.id)
+            if record is not None and len(readable(record, groups)) == len(record.retrieved):
                 out.append(row)
             if len(out) == limit:
                 break
@@ -63,7 +65,6 @@ def staff_routes(services: Any, templates: Jinja2Templates, base: Callable[[Requ
         audit = services.audit
         rows = await asyncio.to_thread(audit.search, text, state, 500, rated) if audit else []
         rows = await asyncio.to_thread(listable, rows, groups, 100)
-        rows = [r | {"when": when(r["created"])} for r in rows]
         return templates.TemplateResponse(request, "audit_search.html", base(request) | {
             "rows": rows, "text": text, "state": state, "feedback": rated})
 
@@ -78,11 +79,11 @@ def staff_routes(services: Any, templates: Jinja2Templates, base: Callable[[Requ
         handles = await asyncio.to_thread(readable, record, viewer_for(request).groups)
         changed = await asyncio.to_thread(changed_sources, services.store, record)
         record = redact(record, handles)
-        shown = {c["chunk_id"] for claim in record.get("claims", []) for c in claim["citations"]}
-        record["changed_since"] = {cid: state for cid, state in changed.items() if cid in shown}
-        ratings = await asyncio.to_thread(audit.feedback, record["answer_id"])
+        shown = {c.chunk_id for claim in record.claims for c in claim.citations}
+        ratings = await asyncio.to_thread(audit.feedback, record.answer_id)
         return templates.TemplateResponse(request, "audit.html", base(request) | {
-            "record": record, "feedback": [f | {"when": when(f["created"])} for f in ratings],
-            "attempts": attempts(record), "created": when(record.get("created", 0))})
+            "record": record, "feedback": ratings, "attempts": attempts(record),
+            "drafts": [attempt_json(a) for a in record.attempts],
+            "changed_since": {cid: state for cid, state in changed.items() if cid in shown}})
 
     return [Route("/answers", answers), Route("/answers/{answer_id}", answer_view)]

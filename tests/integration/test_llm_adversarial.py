@@ -203,7 +203,7 @@ def test_timeout_is_retried_at_transport_level_then_unverified_without_a_verifie
     answer = ask(llm, timeout=0.5, max_retries=1)
     assert (answer.state, answer.claims) == ("unverified", ())
     assert len(llm.requests) == 2  # one transport retry, no verifier retry against a model that is down
-    assert any("Timeout" in p for p in answer.problems)
+    assert any("Timeout" in p.text for p in answer.problems)
 
 
 @pytest.mark.parametrize("status", [500, 429])

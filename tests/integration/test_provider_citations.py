@@ -87,9 +87,9 @@ def test_correct_citations_are_verified_shown_and_audited_beside_the_verdict(pro
     # One document per chunk, in handle order, each the chunk's exact text.
     assert provider.documents[0] == [REFUNDS.text, LIMITS.text, RETRIES.text]
     assert "Refunds › Refund windows" in provider.prompts[0]
-    [check] = audit.get(answer.id)["drafts"][0]["quotes"]
-    assert (check["verified"], check["kind"], check["provider"]["document"]) == (True, "verified", "c1")
-    raw = check["provider"]["raw"]
+    [check] = audit.get(answer.id).attempts[0].quotes
+    assert (check.check.verified, check.check.kind, check.provider["document"]) == (True, "verified", "c1")
+    raw = check.provider["raw"]
     assert REFUND_QUOTE in json.dumps(raw)  # the provider's own citation, as received
 
 
@@ -244,4 +244,4 @@ def test_verified_but_beside_the_point_citations_meet_the_answer_gate(provider):
     answer = ask(provider, judge=judge, question="How many times are failed deliveries retried?")
     assert (answer.state, answer.claims) == ("refused", ())
     assert answer.drafts[0]["quotes"][0]["verified"]  # the citation itself was fine
-    assert any("not an answer" in p or "does not answer" in p for p in answer.problems)
+    assert any("not an answer" in p.text or "does not answer" in p.text for p in answer.problems)
