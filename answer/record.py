@@ -84,9 +84,9 @@ class AnswerRecord:
 # -- to JSON ------------------------------------------------------------------------------------------
 
 
-def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, Any]:
+def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
     """The JSON form; `full` adds what only the audit log keeps (chunk text, drafts, findings, timings)."""
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "answer_id": record.answer_id,
         "question": record.question,
         "state": record.state,
@@ -111,19 +111,19 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, Any]:
     return data
 
 
-def claim_json(claim: Claim) -> dict[str, Any]:
+def claim_json(claim: Claim) -> dict[str, object]:
     return {"text": claim.text, "status": claim.status, "role": claim.role, "stitched": claim.stitched,
             "reasons": list(claim.reasons),
             "citations": [asdict(c) | {"heading_path": list(c.heading_path)} for c in claim.citations]}
 
 
-def finding_json(finding: Finding) -> dict[str, Any]:
+def finding_json(finding: Finding) -> dict[str, object]:
     return {"text": finding.text, "claim": finding.claim}
 
 
-def attempt_json(attempt: Attempt) -> dict[str, Any]:
+def attempt_json(attempt: Attempt) -> dict[str, object]:
     """One attempt as stored (and as the audit page shows it raw)."""
-    data: dict[str, Any] = {"raw": attempt.raw, "feedback": [finding_json(f) for f in attempt.feedback]}
+    data: dict[str, object] = {"raw": attempt.raw, "feedback": [finding_json(f) for f in attempt.feedback]}
     if attempt.draft is not None:
         data["draft"] = attempt.draft.to_dict()
     if attempt.error:
@@ -137,8 +137,8 @@ def attempt_json(attempt: Attempt) -> dict[str, Any]:
     return data
 
 
-def _source_json(source: Source, *, full: bool) -> dict[str, Any]:
-    data: dict[str, Any] = {"handle": source.handle, "id": source.id, "title": source.title, "url": source.url,
+def _source_json(source: Source, *, full: bool) -> dict[str, object]:
+    data: dict[str, object] = {"handle": source.handle, "id": source.id, "title": source.title, "url": source.url,
                             "heading_path": list(source.heading_path), "doc_version": source.doc_version,
                             "hash": source.hash}
     return data | ({"text": source.text, "score": round(source.score, 4)} if full else {})
