@@ -119,7 +119,7 @@ def test_an_llm_draft_goes_through_the_same_gate_and_ordering(retriever, judge):
     answer = Answerer(retriever, llm, judge=judge).ask(off_topic, Viewer.anonymous())
     assert answer.state == "refused" and not answer.claims
     assert any("does not answer the question" in p.text for p in answer.problems), answer.problems
-    assert answer.drafts and answer.drafts[0]["quotes"][0]["verified"], "the quote itself was verbatim"
+    assert answer.attempts and answer.attempts[0].quotes[0].check.verified, "the quote itself was verbatim"
 
 
 def test_a_refusing_generator_is_not_overruled(retriever, judge):
