@@ -14,20 +14,21 @@ from retrieval.errors import RetrievalError
 from retrieval.viewer import Viewer
 
 from .errors import AnswerError
+from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
 
 
-def _print_answer(data: dict[str, Any]) -> None:
-    print(f"[{data['state']}{' · degraded' if data['degraded'] else ''}] {data['question']}")
-    for n, claim in enumerate(data["claims"], start=1):
-        handles = " ".join(f"[{c['handle']}]" for c in claim["citations"])
-        print(f"\n{n}. {claim['text']} {handles} ({claim['status']}{', stitched' if claim['stitched'] else ''})")
-        for c in claim["citations"]:
-            print(f"   “{c['quote']}”\n   — {c['title']} › {' › '.join(c['heading_path'])}  {c['page_url']}")
-    if data["state"] == "refused":
+def _print_answer(record: AnswerRecord) -> None:
+    print(f"[{record.state}{' · degraded' if record.degraded else ''}] {record.question}")
+    for n, claim in enumerate(record.claims, start=1):
+        handles = " ".join(f"[{c.handle}]" for c in claim.citations)
+        print(f"\n{n}. {claim.text} {handles} ({claim.status}{', stitched' if claim.stitched else ''})")
+        for c in claim.citations:
+            print(f"   “{c.quote}”\n   — {c.title} › {' › '.join(c.heading_path)}  {c.page_url}")
+    if record.state == "refused":
         print("\nThe docs do not cover this.")
-    print("\nlooked at: " + "; ".join(f"{r['handle']} {r['id']}" for r in data["retrieved"]))
-    print(f"answer id: {data['answer_id']}")
+    print("\nlooked at: " + "; ".join(f"{r.handle} {r.id}" for r in record.retrieved))
+    print(f"answer id: {record.answer_id}")
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
@@ -35,22 +36,25 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, store: Any = None) -> 
 
     answerer = build_answerer(settings, store=store)
     answer = answerer.ask(args.question, Viewer.of(args.groups.split(",") if args.groups else ()))
-    data = answer.to_dict()
-    print(json.dumps(data, indent=2, ensure_ascii=False)) if args.json else _print_answer(data)
+    if args.json:
+        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_answer(answer.record())
     return 0
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
     from retrieval.services import open_store
 
+    from .record import to_json
     from .services import changed_sources, open_audit
 
     record = open_audit(settings).get(args.answer_id)
     if record is None:
         print(f"error: no answer with id {args.answer_id!r} in {settings.audit_path}", file=sys.stderr)
         return 1
-    record["changed_since"] = changed_sources(store or open_store(settings), record)
-    print(json.dumps(record, indent=2, ensure_ascii=False))
+    data = to_json(record, full=True) | {"changed_since": changed_sources(store or open_store(settings), record)}
+    print(json.dumps(data, indent=2, ensure_ascii=False))
     return 0
 
 

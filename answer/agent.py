@@ -18,6 +18,7 @@ from retrieval.viewer import Viewer
 
 from .draft import draft_from_dict, parse_draft
 from .errors import DraftFormatError
+from .findings import Finding
 from .support import SupportChecker
 from .verify import Verification, verify
 
@@ -33,7 +34,7 @@ def ground_tool_result(
     try:
         parsed = parse_draft(draft) if isinstance(draft, str) else draft_from_dict(dict(draft), raw=json.dumps(draft, default=str))
     except DraftFormatError as exc:
-        return Verification(claims=(), problems=(f"the draft could not be used: {exc}",))
+        return Verification(claims=(), problems=(Finding(f"the draft could not be used: {exc}"),))
     # A viewer can only ever gain from the tool result what both it and the retrieval's viewer may read.
     effective = viewer if viewer == rset.viewer else Viewer(frozenset(viewer.groups & rset.viewer.groups))
     return verify(parsed, rset, effective, checker=checker)

@@ -16,9 +16,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
@@ -26,7 +25,7 @@ from retrieval.viewer import Viewer
 
 from .errors import AuditError
 from .pipeline import Answer
-from .verify import Citation, Claim
+from .record import AnswerRecord, State, from_json
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -61,6 +60,40 @@ CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
 """
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One answer in the staff's list: enough to pick it, with its feedback counts."""
+
+    id: str
+    created: float
+    question: str
+    groups: str  # the asker's groups, comma-separated
+    state: State
+    degraded: bool
+    up: int
+    down: int
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups."""
+
+    answer_id: str
+    asked: str
+    question: str
+    groups: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A visitor's thumbs up or down on an answer."""
+
+    rating: str
+    reason: str
+    groups: str
+    created: float
 
 
 class SQLiteAuditLog:
@@ -107,15 +140,15 @@ class SQLiteAuditLog:
         except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
             raise AuditError(f"cannot write answer {answer.id} to {self.path}: {exc}") from exc
 
-    def get(self, answer_id: str) -> dict[str, Any] | None:
-        """The stored record of one answer, or None."""
+    def get(self, answer_id: str) -> AnswerRecord | None:
+        """The stored record of one answer (in whichever shape it was written), or None."""
         if not self.path.exists():
             return None
         with self._connect() as connection:
             row = connection.execute("SELECT record FROM answers WHERE id = ?", (answer_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return from_json(json.loads(row[0])) if row else None
 
-    def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "") -> list[dict[str, Any]]:
+    def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "") -> list[LogRow]:
         """Recent answers, newest first, filtered by question text, state and feedback ("up", "down", "any").
 
         Each row carries its thumbs-up and thumbs-down counts; with `feedback="down"` the list is the
@@ -127,7 +160,7 @@ class SQLiteAuditLog:
                  " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'up'),"
                  " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down')"
                  " FROM answers WHERE 1=1")
-        args: list[Any] = []
+        args: list[str | int] = []
         if feedback in RATINGS:
             query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = ?)"
             args.append(feedback)
@@ -143,8 +176,7 @@ class SQLiteAuditLog:
         args.append(limit)
         with self._connect() as connection:
             rows = connection.execute(query, args).fetchall()
-        keys = ("id", "created", "question", "groups", "state", "degraded", "up", "down")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [LogRow(i, float(c), q, g, s, bool(d), int(up), int(down)) for i, c, q, g, s, d, up, down in rows]
 
     # -- threads ---------------------------------------------------------------------------------------
 
@@ -159,15 +191,14 @@ class SQLiteAuditLog:
         except (sqlite3.Error, OSError) as exc:
             raise AuditError(f"cannot add answer {answer_id} to thread {thread_id} in {self.path}: {exc}") from exc
 
-    def thread(self, thread_id: str) -> list[dict[str, Any]]:
+    def thread(self, thread_id: str) -> list[TurnRow]:
         """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups."""
         if not self.path.exists():
             return []
         with self._connect() as connection:
             rows = connection.execute("SELECT answer_id, asked, question, groups FROM turns WHERE thread_id = ?"
                                       " ORDER BY position", (thread_id,)).fetchall()
-        return [{"answer_id": a, "asked": q, "question": s, "groups": frozenset(g.split(",")) if g else frozenset()}
-                for a, q, s, g in rows]
+        return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset()) for a, q, s, g in rows]
 
     # -- feedback --------------------------------------------------------------------------------------
 
@@ -182,17 +213,17 @@ class SQLiteAuditLog:
         except (sqlite3.Error, OSError) as exc:
             raise AuditError(f"cannot store feedback on answer {answer_id} in {self.path}: {exc}") from exc
 
-    def feedback(self, answer_id: str) -> list[dict[str, Any]]:
+    def feedback(self, answer_id: str) -> list[Rating]:
         """Every feedback entry on one answer, oldest first."""
         if not self.path.exists():
             return []
         with self._connect() as connection:
             rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = ?"
                                       " ORDER BY rowid", (answer_id,)).fetchall()
-        return [{"rating": r, "reason": why, "groups": g, "created": float(c)} for r, why, g, c in rows]
+        return [Rating(r, why, g, float(c)) for r, why, g, c in rows]
 
 
-def restore(record: dict[str, Any], viewer: Viewer, live: Sequence[Chunk]) -> Answer:
+def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer:
     """A stored answer rebuilt for `viewer` from the live index, for a reloaded or shared thread.
 
     Only chunks the live index still holds, readable by this viewer and with the
@@ -202,19 +233,9 @@ def restore(record: dict[str, Any], viewer: Viewer, live: Sequence[Chunk]) -> An
     read, or what changed since, is never shown from the old record.
     """
     current = {c.id: c for c in live if viewer.may_read(c.access)}
-    hits = tuple(Hit(r["handle"], current[r["id"]], 0.0) for r in record.get("retrieved") or []
-                 if r.get("id") in current and current[r["id"]].hash == r.get("hash"))
-    rset = RetrievalSet(id=str(record.get("answer_id", "")), question=str(record.get("question", "")), viewer=viewer, hits=hits)
-    claims = tuple(
-        Claim(text=c["text"], status=c["status"], stitched=bool(c.get("stitched")), reasons=tuple(c.get("reasons") or ()),
-              role=c.get("role", ""), citations=tuple(
-                  Citation(**{k: v for k, v in cit.items() if k in _CITATION_FIELDS} | {"heading_path": tuple(cit.get("heading_path") or ())})
-                  for cit in c.get("citations") or []))
-        for c in record.get("claims") or [])
-    return Answer(id=str(record.get("answer_id", "")), question=rset.question, state=str(record.get("state", "refused")),
-                  claims=claims, retrieval=rset, degraded=bool(record.get("degraded")),
-                  model_unavailable=bool(record.get("model_unavailable")), generator=str(record.get("generator", "")),
-                  created=float(record.get("created") or 0.0))
-
-
-_CITATION_FIELDS = frozenset(f.name for f in fields(Citation))
+    hits = tuple(Hit(r.handle, current[r.id], 0.0) for r in record.retrieved
+                 if r.id in current and current[r.id].hash == r.hash)
+    rset = RetrievalSet(id=record.answer_id, question=record.question, viewer=viewer, hits=hits)
+    return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
+                  retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
+                  generator=record.generator, created=record.created)

@@ -13,23 +13,21 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
 from .errors import DraftFormatError, GeneratorError
+from .findings import Finding
 from .generate import Generator
+from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
 from .relevance import RelevanceJudge
 from .support import SupportChecker
 from .verify import Claim, Verification, verify
 
 log = logging.getLogger(__name__)
-
-ANSWERED = "answered"
-REFUSED = "refused"
-UNVERIFIED = "unverified"
 
 
 class Retriever(Protocol):
@@ -48,14 +46,14 @@ class Answer:
 
     id: str
     question: str
-    state: str  # answered / refused / unverified
+    state: State
     claims: tuple[Claim, ...]
     retrieval: RetrievalSet
     degraded: bool = False  # something was removed or downgraded on the way
-    problems: tuple[str, ...] = ()
+    problems: tuple[Finding, ...] = ()
     hidden: tuple[str, ...] = ()  # unverified claim texts: for the audit and behind a toggle, never shown as fact
     generator: str = ""
-    drafts: tuple[dict[str, Any], ...] = ()
+    attempts: tuple[Attempt, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
     created: float = 0.0
     quotes_total: int = 0
@@ -63,46 +61,20 @@ class Answer:
     phantoms: int = 0
     model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
 
-    def to_dict(self, *, include_chunks: bool = False) -> dict[str, Any]:
-        """The JSON shape of `POST /api/ask` and `python -m answer --json`."""
-        data: dict[str, Any] = {
-            "answer_id": self.id,
-            "question": self.question,
-            "state": self.state,
-            "degraded": self.degraded,
-            "model_unavailable": self.model_unavailable,
-            "generator": self.generator,
-            "claims": [
-                {
-                    "text": c.text,
-                    "status": c.status,
-                    "role": c.role,
-                    "stitched": c.stitched,
-                    "reasons": list(c.reasons),
-                    "citations": [asdict(cit) | {"heading_path": list(cit.heading_path)} for cit in c.citations],
-                }
-                for c in self.claims
-            ],
-            "retrieved": [
-                {"handle": h.handle, "id": h.chunk.id, "title": h.chunk.title, "url": h.chunk.url,
-                 "heading_path": list(h.chunk.heading_path), "doc_version": h.chunk.doc_version, "hash": h.chunk.hash}
-                | ({"text": h.chunk.text, "score": round(h.score, 4)} if include_chunks else {})
-                for h in self.retrieval.hits
-            ],
-            "created": self.created,
-        }
-        if include_chunks:
-            data |= {
-                "problems": list(self.problems),
-                "hidden": list(self.hidden),
-                "drafts": list(self.drafts),
-                "timings": self.timings,
-                "viewer_groups": sorted(self.retrieval.viewer.groups),
-                "quotes_total": self.quotes_total,
-                "quotes_verbatim": self.quotes_verbatim,
-                "phantoms": self.phantoms,
-            }
-        return data
+    def record(self) -> AnswerRecord:
+        """What the answer was, detached from the live retrieval set: for the audit log and the JSON API."""
+        return AnswerRecord(
+            answer_id=self.id, question=self.question, state=self.state, claims=self.claims,
+            retrieved=tuple(Source(h.handle, h.chunk.id, h.chunk.title, h.chunk.url, h.chunk.heading_path,
+                                   h.chunk.doc_version, h.chunk.hash, h.chunk.text, round(h.score, 4)) for h in self.retrieval.hits),
+            viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
+            model_unavailable=self.model_unavailable, generator=self.generator, created=self.created,
+            problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
+            quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
+
+    def to_dict(self, *, include_chunks: bool = False) -> dict[str, object]:
+        """The JSON shape of `POST /api/ask` and `python -m answer --json` (the audit log's with `include_chunks`)."""
+        return to_json(self.record(), full=include_chunks)
 
 
 @dataclass(frozen=True)
@@ -159,83 +131,87 @@ class Answerer:
             yield Event("done", answer=answer)
             return
 
-        drafts: list[dict[str, Any]] = []
-        verification, unreachable = self._attempt(rset, viewer, (), drafts, timings)
+        attempts: list[Attempt] = []
+        verification, unreachable = self._attempt(rset, viewer, (), attempts, timings)
         # One retry with the verifier's findings; a model that is down (already retried at the
         # transport level) gets none, and a clean refusal needs none.
         if self.retry and not unreachable and not verification.clean and not (verification.refused and not verification.claims):
-            retry, _ = self._attempt(rset, viewer, verification.problems, drafts, timings)
+            retry, _ = self._attempt(rset, viewer, verification.problems, attempts, timings)
             verification = _better(verification, retry)
         shown = verification.shown
-        off_topic: tuple[str, ...] = ()
+        off_topic: tuple[Finding, ...] = ()
         if shown and self.judge is not None:
             # Verified is not enough: the quotes must answer the question. Decided before anything streams.
             started = time.perf_counter()
             judgement = self.judge.judge(rset.question, shown, rset)
             timings["judge"] = round(time.perf_counter() - started, 4)
             shown = judgement.claims
-            off_topic = judgement.set_aside + tuple(f"not an answer: {r}" for r in judgement.reasons)
+            off_topic = judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons)
         for claim in shown:
             yield Event("claim", claim=claim)
 
+        state: State
         if shown:
             degraded = verification.removed_anything
             state = ANSWERED
         elif verification.shown:  # verified quotes, none of them answering: related sections, not an answer
             state, degraded = REFUSED, False
-        elif verification.claims or verification.dropped_claims or unreachable or _unusable(drafts):
+        elif verification.claims or verification.dropped_claims or unreachable or _unusable(attempts):
             # "Not in the docs" would be a false statement when the model simply could not be reached.
             state = REFUSED if self.unverified_policy == "refuse" and not unreachable else UNVERIFIED
             degraded = True
         else:
             state, degraded = REFUSED, False
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
-            off_topic += tuple(f"not an answer: {r}" for d in drafts[-1:] for r in d.get("reasons", []))
-        answer = self._finish(rset, state, shown, verification, drafts, timings, degraded=degraded, unreachable=unreachable,
+            off_topic += tuple(Finding(f"not an answer: {r}") for a in attempts[-1:] for r in a.reasons)
+        answer = self._finish(rset, state, shown, verification, attempts, timings, degraded=degraded, unreachable=unreachable,
                               off_topic=off_topic)
         yield Event("done", answer=answer)
 
     def _attempt(
-        self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[str, ...], drafts: list[dict[str, Any]], timings: dict[str, float]
+        self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
+        timings: dict[str, float],
     ) -> tuple[Verification, bool]:
         """One generate + verify round; True when the model could not be reached at all."""
         started = time.perf_counter()
+        number = len(attempts) + 1
         try:
-            draft = self.generator.draft(rset.question, rset, feedback=feedback)
-            drafts.append({"raw": draft.raw, "draft": draft.to_dict(), "feedback": list(feedback)}
-                          | ({"reasons": list(draft.reasons)} if draft.reasons else {}))
+            draft = self.generator.draft(rset.question, rset, feedback=tuple(f.text for f in feedback))
         except (DraftFormatError, GeneratorError) as exc:
-            drafts.append({"raw": getattr(exc, "raw", ""), "error": str(exc), "feedback": list(feedback)})
-            timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
-            log.warning("draft %d for %r unusable: %s", len(drafts), rset.question[:80], exc)
-            return Verification(claims=(), problems=(f"the draft could not be used: {exc}",)), isinstance(exc, GeneratorError)
-        timings[f"generate_{len(drafts)}"] = round(time.perf_counter() - started, 4)
+            attempts.append(Attempt(feedback=feedback, raw=getattr(exc, "raw", ""), error=str(exc)))
+            timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
+            log.warning("draft %d for %r unusable: %s", number, rset.question[:80], exc)
+            return (Verification(claims=(), problems=(Finding(f"the draft could not be used: {exc}"),)),
+                    isinstance(exc, GeneratorError))
+        timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         verification = verify(draft, rset, viewer, checker=self.checker)
-        timings[f"verify_{len(drafts)}"] = round(time.perf_counter() - started, 4)
+        timings[f"verify_{number}"] = round(time.perf_counter() - started, 4)
         # One check per proposed quote, in draft order: a provider's own citation is kept beside our verdict on it.
         sources = [q.provider for c in draft.claims for q in c.quotes]
-        drafts[-1]["quotes"] = [asdict(check) | ({"provider": src} if src else {})
-                                for check, src in zip(verification.checks, sources, strict=True)]
-        drafts[-1]["problems"] = list(verification.problems)
+        attempts.append(Attempt(
+            feedback=feedback, raw=draft.raw, draft=draft, reasons=draft.reasons,
+            quotes=tuple(CheckedQuote(check, src) for check, src in zip(verification.checks, sources, strict=True)),
+            findings=verification.problems))
         return verification, False
 
     def _finish(
         self,
         rset: RetrievalSet,
-        state: str,
+        state: State,
         shown: tuple[Claim, ...],
         verification: Verification,
-        drafts: list[dict[str, Any]],
+        attempts: list[Attempt],
         timings: dict[str, float],
         *,
         degraded: bool,
         unreachable: bool = False,
-        off_topic: tuple[str, ...] = (),
+        off_topic: tuple[Finding, ...] = (),
     ) -> Answer:
         # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
         verified = {c.text for c in verification.shown}
         hidden = tuple(c.text for c in verification.claims if c.text not in verified) + verification.dropped_claims
+        checks = [q.check for a in attempts for q in a.quotes]
         answer = Answer(
             id=uuid.uuid4().hex[:16],
             question=rset.question,
@@ -246,13 +222,13 @@ class Answerer:
             problems=verification.problems + off_topic,
             hidden=hidden,
             generator=getattr(self.generator, "name", type(self.generator).__name__),
-            drafts=tuple(drafts),
+            attempts=tuple(attempts),
             timings=timings,
             created=time.time(),
             # Counted over every attempt: how truthfully the generator quoted, before anything was dropped.
-            quotes_total=sum(len(d.get("quotes", [])) for d in drafts),
-            quotes_verbatim=sum(q["verified"] for d in drafts for q in d.get("quotes", [])),
-            phantoms=sum(q["kind"] == "phantom" for d in drafts for q in d.get("quotes", [])),
+            quotes_total=len(checks),
+            quotes_verbatim=sum(c.verified for c in checks),
+            phantoms=sum(c.kind == "phantom" for c in checks),
             model_unavailable=unreachable,
         )
         if self.audit is not None:
@@ -263,9 +239,9 @@ class Answerer:
         return answer
 
 
-def _unusable(drafts: list[dict[str, Any]]) -> bool:
+def _unusable(attempts: list[Attempt]) -> bool:
     """Every attempt failed to produce a draft: that is not evidence the docs lack the answer."""
-    return bool(drafts) and all("error" in d for d in drafts)
+    return bool(attempts) and all(a.draft is None for a in attempts)
 
 
 def _better(first: Verification, second: Verification) -> Verification:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from retrieval.search import Hit, RetrievalSet
 
 from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
+from .findings import Finding
 from .question import Question, analyze
 from .support import key_terms
 from .verify import DIRECT, SUPPORTING, Claim
@@ -143,7 +144,7 @@ class Judgement:
     claims: tuple[Claim, ...]  # the direct answer first, then supporting claims, in the generator's order
     answered: bool
     reasons: tuple[str, ...] = ()  # why nothing answers, when nothing does
-    set_aside: tuple[str, ...] = ()  # "claim 2 does not answer the question: …", for the audit
+    set_aside: tuple[Finding, ...] = ()  # "claim 2 does not answer the question: …", for the audit
 
 
 class RelevanceJudge:
@@ -211,7 +212,7 @@ class RelevanceJudge:
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
             return Judgement((), False, verdicts[strongest].reasons,
-                             tuple(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}"
+                             tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                                    for i, v in enumerate(verdicts)))
         lead = max(passing, key=lambda i: best[i][0].score)
         kept, set_aside = [replace(claims[lead], role=DIRECT)], []
@@ -222,7 +223,7 @@ class RelevanceJudge:
             if verdict.answers:
                 kept.append(replace(claim, role=SUPPORTING))
             else:
-                set_aside.append(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}")
+                set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
         return Judgement(tuple(kept), True, (), tuple(set_aside))
 
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ingest.site import SiteConfig, load_site_config
-from retrieval.search import HybridRetriever
+from retrieval.embedder import Embedder
+from retrieval.lexical import ChunkSource, LexicalSearcher
+from retrieval.search import DenseRetriever, HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
 from .audit import SQLiteAuditLog
 from .extract import AnswerExtractor
+from .followup import CarrySubject, Condenser, LLMCondenser
 from .generate import ExtractiveGenerator, Generator
+from .llm import LiteLLMGenerator
 from .pipeline import Answerer
+from .record import AnswerRecord
 from .relevance import RelevanceJudge
 from .settings import AnswerSettings as Settings
 from .support import DeterministicChecker, SupportChecker, key_terms
@@ -40,7 +46,6 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
 def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJudge | None = None) -> Generator:
     """The LLM generator when LLM_MODEL is set (native citations where the provider has them), else the extractive one."""
     if settings.llm_model:
-        from .llm import LiteLLMGenerator
         from .provider_citations import ProviderCitationGenerator, citation_provider
 
         client = LiteLLMGenerator(
@@ -52,16 +57,57 @@ def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJu
     return ExtractiveGenerator(embedder, judge=judge)
 
 
-def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
+@dataclass(frozen=True)
+class Components:
+    """What a server runs on, by name and type: the answerer and the parts of it other callers use.
+
+    The web app needs the answer log (threads, feedback, the audit view), the
+    embedder (in-process ingests must embed with the model the index was built
+    with), the lexical index (refreshed when such an ingest publishes) and a
+    condenser for follow-ups; naming them here spares every caller from
+    digging them out of the answerer.
+    """
+
+    answerer: Answerer
+    audit: SQLiteAuditLog | None
+    embedder: Embedder | None  # None: the retriever was built elsewhere without one this process can ingest with
+    lexical: LexicalSearcher | None
+    condenser: Condenser
+
+
+def build_components(settings: Settings, *, store: ChromaStore | None = None) -> Components:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else SiteConfig()
     judge = build_judge(site, retriever, embedder)
-    return Answerer(
-        retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=open_audit(settings),
+    audit = open_audit(settings)
+    answerer = Answerer(
+        retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=audit,
         unverified_policy=settings.unverified_policy, judge=judge,
     )
+    return Components(answerer, audit, embedder, retriever.lexical, condenser_for(answerer.generator))
+
+
+def components_for(answerer: Answerer) -> Components:
+    """The components of an answerer built by its caller (tests, scripts): what it has of them, by type."""
+    retriever = answerer.retriever
+    return Components(
+        answerer,
+        audit=answerer.audit if isinstance(answerer.audit, SQLiteAuditLog) else None,
+        embedder=retriever.embedder if isinstance(retriever, HybridRetriever | DenseRetriever) else None,
+        lexical=retriever.lexical if isinstance(retriever, HybridRetriever) else None,
+        condenser=condenser_for(answerer.generator),
+    )
+
+
+def condenser_for(generator: Generator) -> Condenser:
+    """Follow-ups are condensed by the model when the generator is a chat model, else by the offline rule."""
+    return LLMCondenser(generator) if isinstance(generator, LiteLLMGenerator) else CarrySubject()
+
+
+def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
+    return build_components(settings, store=store).answerer
 
 
 def build_checker(settings: Settings) -> SupportChecker:
@@ -74,8 +120,8 @@ def build_checker(settings: Settings) -> SupportChecker:
     return DeterministicChecker()
 
 
-def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:
+def changed_sources(store: ChunkSource, record: AnswerRecord) -> dict[str, str]:
     """Cited chunk id → 'changed' or 'removed' when the live index no longer matches the answer."""
-    cited = {c["chunk_id"]: c["hash"] for claim in record.get("claims", []) for c in claim["citations"]}
+    cited = {c.chunk_id: c.hash for claim in record.claims for c in claim.citations}
     live = {chunk.id: chunk.hash for chunk in store.chunks(ids=sorted(cited))}
     return {cid: ("removed" if cid not in live else "changed") for cid, digest in cited.items() if live.get(cid) != digest}

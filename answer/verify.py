@@ -21,6 +21,7 @@ from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
 from .draft import Draft
+from .findings import Finding
 from .normalize import find_quote, normalize_quote
 from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
@@ -74,7 +75,7 @@ class Verification:
     """The verifier's verdict on one draft."""
 
     claims: tuple[Claim, ...]  # every claim that kept at least one citation, with its status
-    problems: tuple[str, ...] = ()
+    problems: tuple[Finding, ...] = ()
     phantoms: int = 0
     refused: bool = False
     dropped_claims: tuple[str, ...] = field(default=())
@@ -123,7 +124,7 @@ def verify(
 ) -> Verification:
     """Check every quote and claim of a draft against this request's retrieval set."""
     checker = checker or DeterministicChecker()
-    problems: list[str] = []
+    problems: list[Finding] = []
     claims: list[Claim] = []
     dropped: list[str] = []
     checks: list[QuoteCheck] = []
@@ -134,12 +135,12 @@ def verify(
             citation, kind, problem = _check_quote(quote.handle, quote.text, rset, viewer, readable, min_quote_chars, draft.shown)
             checks.append(QuoteCheck(number, quote.handle, quote.text, citation is not None, problem, kind))
             if citation is None:
-                problems.append(f"claim {number}: {problem}")
+                problems.append(Finding(f"claim {number}: {problem}", number))
             else:
                 citations.append(citation)
         if not citations:
             dropped.append(draft_claim.text)
-            problems.append(f"claim {number} has no verified quote and was removed: {draft_claim.text[:120]!r}")
+            problems.append(Finding(f"claim {number} has no verified quote and was removed: {draft_claim.text[:120]!r}", number))
             continue
         claims.append(_judge(draft_claim.text, _unique(citations), checker, number, problems))
     phantoms = sum(check.kind == "phantom" for check in checks)
@@ -219,7 +220,7 @@ def _unique(citations: Sequence[Citation]) -> tuple[Citation, ...]:
     return tuple(out)
 
 
-def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, number: int, problems: list[str]) -> Claim:
+def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, number: int, problems: list[Finding]) -> Claim:
     """Support status for a claim; flags support that only exists across two chunks."""
     support = checker.check(text, [c.quote for c in citations])
     chunks = {c.chunk_id for c in citations}
@@ -229,7 +230,7 @@ def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, 
             checker.check(text, [c.quote for c in citations if c.chunk_id == cid]).status == SUPPORTED for cid in chunks
         )
     if support.status != SUPPORTED:
-        problems.append(f"claim {number} is {support.status}: {'; '.join(support.reasons)}")
+        problems.append(Finding(f"claim {number} is {support.status}: {'; '.join(support.reasons)}", number))
     return Claim(text=text, status=support.status, citations=citations, stitched=stitched, reasons=support.reasons)
 
 

@@ -42,11 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     with owner_lock(settings.data_dir, on_wait=waiting):
         listener = IngestListener(settings.data_dir, services.run_handed_off).start()
         try:
-            embedder = services.answerer.retriever.embedder
+            embedder = services.components.embedder
             if args.ingest:
                 report = services.ingest()
                 log.info("ingest: %s", report.summary().replace("\n", " | "))
-            embedder.embed(["warm up"])  # load the model before the first visitor arrives
+            if embedder is not None:
+                embedder.embed(["warm up"])  # load the model before the first visitor arrives
             log.info("index holds %d chunks; serving on http://%s:%d; `make ingest` hands its runs to this server (%s)",
                      services.store.count(), settings.host, settings.port, listener.path)
             uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")

@@ -1,4 +1,4 @@
-"""The JSON side of the app beyond `/api/ask`: body checks and visitors' feedback on answers.
+"""The JSON API: `POST /api/ask` and visitors' feedback on answers, with the body checks they share.
 
 Feedback is JSON only, like `/api/ask`: a cross-site form cannot send
 `application/json` without a CORS preflight, so no page elsewhere can rate
@@ -13,9 +13,36 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answer.audit import MAX_REASON_CHARS, RATINGS
+from answer.audit import MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
+
+from .questions import read_question
+from .state import state_of
+from .thread import new_thread_id, thread_id
 
 ANSWER_ID_CHARS = 40
+
+
+async def api_ask(request: Request) -> Response:
+    """`POST /api/ask` {"question": …, "thread_id"?: …, "version"?: …}: the answer record's public JSON."""
+    state = state_of(request)
+    body = await read_json(request)
+    if isinstance(body, Response):
+        return body
+    question = read_question(body.get("question"))  # a QuestionError is a 400, worded by `failures`
+    viewer = state.viewer(request)
+    version = state.version(body.get("version"))
+    given = body.get("thread_id")
+    if given is not None and thread_id(given) is None:
+        return JSONResponse({"error": f"thread_id must be one this server returned (16 hex digits), got {str(given)[:40]!r}"},
+                            status_code=400)
+    tid = await asyncio.to_thread(state.services.threads.fork, given, viewer) if given else new_thread_id()
+    answer, rewritten = await state.answer_in_thread(question, tid, viewer, version)
+    return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten})
+
+
+async def feedback(request: Request) -> Response:
+    state = state_of(request)
+    return await post_feedback(request, state.services.audit, state.viewer(request).groups)
 
 
 async def read_json(request: Request) -> dict[str, Any] | Response:
@@ -46,7 +73,7 @@ def read_feedback(body: dict[str, Any]) -> tuple[str, str] | str:
     return rating, reason
 
 
-async def post_feedback(request: Request, audit: Any, groups: frozenset[str]) -> Response:
+async def post_feedback(request: Request, audit: SQLiteAuditLog | None, groups: frozenset[str]) -> Response:
     """`POST /api/answers/<id>/feedback` {"rating": "up"|"down", "reason": "…"}: stored beside the answer."""
     answer_id = request.path_params["answer_id"]
     body = await read_json(request)

@@ -7,11 +7,12 @@ every attempt can say what happened to each of its claims.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
-_CLAIM_NO = re.compile(r"^claim (\d+)\b")
+from answer.draft import Draft, DraftClaim, Quote
+from answer.findings import Finding
+from answer.record import AnswerRecord, Attempt, Source
+from answer.verify import Citation
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class AttemptView:
     number: int
     error: str
     feedback: tuple[str, ...]
@@ -32,36 +33,33 @@ class Attempt:
     findings_known: bool
 
 
-def attempts(record: dict[str, Any]) -> list[Attempt]:
+def attempts(record: AnswerRecord) -> list[AttemptView]:
     """One entry per generator attempt, each claim with its verification outcome and the findings about it."""
-    drafts = record.get("drafts") or []
-    shown = {c["text"]: c for c in record.get("claims", [])}
-    out: list[Attempt] = []
-    for i, draft in enumerate(drafts):
-        if "problems" in draft:  # recorded per attempt by the pipeline: exact, nothing to infer
-            findings, known = list(draft["problems"]), True
-        elif i + 1 < len(drafts):
-            findings, known = list(drafts[i + 1].get("feedback") or []), True
-        else:
-            findings = list(record.get("problems") or [])
-            # a retry whose stored findings equal its own feedback means the first attempt was kept
-            known = not (i and findings == list(draft.get("feedback") or []))
+    shown = {c.text: c for c in record.claims}
+    out: list[AttemptView] = []
+    for i, attempt in enumerate(record.attempts):
+        findings, known = _findings_of(record, i)
         outcomes = []
-        for n, claim in enumerate((draft.get("draft") or {}).get("claims", []), start=1):
-            text = claim.get("claim", "")
-            final = shown.get(text)
-            why = tuple(p for p in findings if _claim_number(p) == n) if known else ()
+        for n, claim in enumerate(attempt.draft.claims if attempt.draft is not None else (), start=1):
+            final = shown.get(claim.text)
+            why = tuple(f.text for f in findings if f.claim == n) if known else ()
             if final is not None:
-                why += tuple(final.get("reasons") or ())
-            outcomes.append(Outcome(n, text, tuple((q.get("handle", ""), q.get("quote", "")) for q in claim.get("quotes", [])),
-                                    final["status"] if final is not None else "not shown", why))
-        out.append(Attempt(i + 1, draft.get("error", ""), tuple(draft.get("feedback") or ()), tuple(outcomes), known))
+                why += final.reasons
+            outcomes.append(Outcome(n, claim.text, tuple((q.handle, q.text) for q in claim.quotes),
+                                    final.status if final is not None else "not shown", why))
+        out.append(AttemptView(i + 1, attempt.error, tuple(f.text for f in attempt.feedback), tuple(outcomes), known))
     return out
 
 
-def _claim_number(problem: str) -> int | None:
-    match = _CLAIM_NO.match(problem)
-    return int(match.group(1)) if match else None
+def _findings_of(record: AnswerRecord, i: int) -> tuple[tuple[Finding, ...], bool]:
+    """The findings about attempt `i`, and whether they are known (old records did not store them per attempt)."""
+    attempt = record.attempts[i]
+    if attempt.findings is not None:  # recorded per attempt by the pipeline: exact, nothing to infer
+        return attempt.findings, True
+    if i + 1 < len(record.attempts):  # the retry was given them as feedback
+        return record.attempts[i + 1].feedback, True
+    # a retry whose stored findings equal its own feedback means the first attempt was kept
+    return record.problems, not (i and record.problems == attempt.feedback)
 
 
 # -- what a staff reader may see of an answer given to someone else ------------------------------------
@@ -70,7 +68,7 @@ RESTRICTED = "restricted source"
 WITHHELD = "withheld: this attempt saw sources your groups may not read"
 
 
-def readable_handles(record: dict[str, Any], groups: frozenset[str], live: dict[str, str]) -> set[str]:
+def readable_handles(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> set[str]:
     """Handles of the record's retrieved chunks the reader may read.
 
     An answer given to a subset of the reader's groups could only retrieve what
@@ -79,20 +77,19 @@ def readable_handles(record: dict[str, Any], groups: frozenset[str], live: dict[
     answer saw (`live`: id → hash of what the reader may read now); anything
     else is unknown, and unknown is restricted.
     """
-    retrieved = record.get("retrieved") or []
-    if set(record.get("viewer_groups") or ()) <= groups:
-        return {r["handle"] for r in retrieved}
-    return {r["handle"] for r in retrieved if live.get(r.get("id", "")) == r.get("hash")}
+    if set(record.viewer_groups) <= groups:
+        return {r.handle for r in record.retrieved}
+    return {r.handle for r in record.retrieved if live.get(r.id) == r.hash}
 
 
-def needs_lookup(record: dict[str, Any], groups: frozenset[str]) -> list[str]:
+def needs_lookup(record: AnswerRecord, groups: frozenset[str]) -> list[str]:
     """Chunk ids whose live access decides what the reader sees ([] when the asker's groups are the reader's)."""
-    if set(record.get("viewer_groups") or ()) <= groups:
+    if set(record.viewer_groups) <= groups:
         return []
-    return [r["id"] for r in record.get("retrieved") or [] if r.get("id")]
+    return [r.id for r in record.retrieved if r.id]
 
 
-def redact(record: dict[str, Any], readable: set[str]) -> dict[str, Any]:
+def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
     """The record with everything drawn from unreadable sources replaced by a placeholder, same shape.
 
     Retrieved chunks and citations the reader may not read lose id, title, URL
@@ -102,51 +99,44 @@ def redact(record: dict[str, Any], readable: set[str]) -> dict[str, Any]:
     they are verbatim in a readable chunk, and raw output, findings, feedback
     and unverified text are withheld.
     """
-    retrieved = record.get("retrieved") or []
-    if all(r["handle"] in readable for r in retrieved):
+    if all(r.handle in readable for r in record.retrieved):
         return record
-    texts = [r.get("text", "") for r in retrieved if r["handle"] in readable]
-    out = dict(record)
-    out["retrieved"] = [r if r["handle"] in readable else _restricted_chunk(r["handle"]) for r in retrieved]
-    claims = []
-    for claim in record.get("claims") or []:
-        if all(c.get("handle") in readable for c in claim.get("citations") or []):
-            claims.append(claim)
-        else:
-            claims.append(claim | {"text": RESTRICTED, "reasons": [], "citations": [
-                _restricted_citation(c) for c in claim.get("citations") or []]})
-    out["claims"] = claims
-    allowed = {c["text"] for c in claims if c["text"] != RESTRICTED}
-    out["drafts"] = [_redact_draft(d, readable, texts, allowed) for d in record.get("drafts") or []]
-    out["problems"] = [WITHHELD] if record.get("problems") else []  # findings quote the generator's text
-    out["hidden"] = [WITHHELD] if record.get("hidden") else []
-    return out
+    texts = [r.text for r in record.retrieved if r.handle in readable]
+    claims = tuple(claim if all(c.handle in readable for c in claim.citations) else
+                   replace(claim, text=RESTRICTED, reasons=(), citations=tuple(_restricted_citation(c) for c in claim.citations))
+                   for claim in record.claims)
+    allowed = {c.text for c in claims if c.text != RESTRICTED}
+    return replace(
+        record,
+        retrieved=tuple(r if r.handle in readable else _restricted_source(r.handle) for r in record.retrieved),
+        claims=claims,
+        attempts=tuple(_redact_attempt(a, readable, texts, allowed) for a in record.attempts),
+        problems=_withheld(record.problems),  # findings quote the generator's text
+        hidden=(WITHHELD,) if record.hidden else (),
+    )
 
 
-def _restricted_chunk(handle: str) -> dict[str, Any]:
-    return {"handle": handle, "id": RESTRICTED, "title": RESTRICTED, "url": "", "heading_path": [],
-            "doc_version": "", "hash": "", "text": "Your groups may not read this source."}
+def _withheld(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    return (Finding(WITHHELD),) if findings else ()
 
 
-def _restricted_citation(citation: dict[str, Any]) -> dict[str, Any]:
-    return {"handle": citation.get("handle", ""), "chunk_id": RESTRICTED, "doc_version": "", "hash": "",
-            "quote": RESTRICTED, "title": RESTRICTED, "url": "", "heading_path": []}
+def _restricted_source(handle: str) -> Source:
+    return Source(handle, RESTRICTED, RESTRICTED, "", (), "", "", "Your groups may not read this source.")
 
 
-def _redact_draft(entry: dict[str, Any], readable: set[str], texts: list[str], allowed: set[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"feedback": [WITHHELD] if entry.get("feedback") else []}
-    if "error" in entry:
-        out["error"] = WITHHELD
-    if "problems" in entry:
-        out["problems"] = [WITHHELD] if entry["problems"] else []
-    draft = entry.get("draft")
-    if isinstance(draft, dict):
-        claims = []
-        for claim in draft.get("claims") or []:
-            quotes = [{"handle": q.get("handle", ""), "quote": q.get("quote", "")
-                       if q.get("handle") in readable and any(q.get("quote", "") in t for t in texts) else RESTRICTED}
-                      for q in claim.get("quotes") or []]
-            claims.append({"quotes": quotes, "claim": claim.get("claim", "") if claim.get("claim") in allowed else RESTRICTED})
-        out["draft"] = {"refused": draft.get("refused", False), "claims": claims}
-    return out
+def _restricted_citation(citation: Citation) -> Citation:
+    return Citation(handle=citation.handle, chunk_id=RESTRICTED, quote=RESTRICTED, start=0, end=0, url="", page_url="",
+                    title=RESTRICTED, heading_path=(), doc_version="", hash="")
+
+
+def _redact_attempt(attempt: Attempt, readable: set[str], texts: list[str], allowed: set[str]) -> Attempt:
+    draft = None
+    if attempt.draft is not None:
+        draft = Draft(refused=attempt.draft.refused, claims=tuple(
+            DraftClaim(tuple(Quote(q.handle, q.text if q.handle in readable and any(q.text in t for t in texts) else RESTRICTED)
+                             for q in claim.quotes),
+                       claim.text if claim.text in allowed else RESTRICTED)
+            for claim in attempt.draft.claims))
+    return Attempt(feedback=_withheld(attempt.feedback), draft=draft, error=WITHHELD if attempt.error else "",
+                   findings=None if attempt.findings is None else _withheld(attempt.findings))
 

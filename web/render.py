@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from answer.pipeline import Answer
 from answer.settings import UnverifiedPolicy
 from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
@@ -230,45 +231,37 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
     return tuple(order.values())
 
 
-def display_state(answer: Any, policy: UnverifiedPolicy = "hide") -> str:
+def display_state(answer: Answer, policy: UnverifiedPolicy = "hide") -> str:
     """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
     if answer.state == "answered":
         return DEGRADED if answer.degraded else VERIFIED
     if answer.state == "unverified":
-        unavailable = getattr(answer, "model_unavailable", False)  # never shown as "not in the docs"
-        return REFUSED if policy == "refuse" and not unavailable else UNVERIFIED
+        # never shown as "not in the docs" when the model could not be reached
+        return REFUSED if policy == "refuse" and not answer.model_unavailable else UNVERIFIED
     return REFUSED
 
 
-def withheld_view(turn: Any) -> TurnView:
+def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
     """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
-    state = STALE if turn.stale else WITHHELD
-    question = turn.asked if turn.stale else ""
-    return TurnView(tid=turn.answer_id, question=question, state=state, answer_id=turn.answer_id, looked_at=(),
-                    claims=(), sources=(), hidden=(), asked=question)
+    question = asked if stale else ""
+    return TurnView(tid=answer_id, question=question, state=STALE if stale else WITHHELD, answer_id=answer_id,
+                    looked_at=(), claims=(), sources=(), hidden=(), asked=question)
 
 
-def turn_view(answer: Any, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
+def turn_view(answer: Answer, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display_state(answer, policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
     if state in (VERIFIED, DEGRADED) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
-        return replace(withheld_view(_Stale(answer.id, asked or answer.question)), tid=tid)
+        return replace(withheld_view(answer.id, asked or answer.question, stale=True), tid=tid)
     return TurnView(
         tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
         asked=asked or answer.question,
     )
-
-
-@dataclass(frozen=True)
-class _Stale:
-    answer_id: str
-    asked: str
-    stale: bool = True
 
 
 def inline_code(text: str) -> Markup:

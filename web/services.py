@@ -13,18 +13,21 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from answer.followup import CarrySubject, Condenser, LLMCondenser, Rewrite, rewrite
+from answer.audit import SQLiteAuditLog
+from answer.followup import Rewrite, rewrite
 from answer.pipeline import Answerer
+from answer.services import Components, components_for
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
+from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
 from .settings import Settings
@@ -36,12 +39,28 @@ _QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{
 CORPUS_TTL = 1.0
 
 
+class ServedIndex(Protocol):
+    """What the pages read from the index: counts and chunks, filtered by the reader's groups."""
+
+    def count(self, groups: Iterable[str] | None = None) -> int: ...
+
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class Generational(Protocol):
+    """An index that can say when its content changed (Chroma can; an in-memory test index need not)."""
+
+    def generation(self) -> str: ...
+
+
 class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
+    def __init__(self, settings: Settings, answerer: Answerer | None, store: ServedIndex | None,
+                 corpus: Corpus | None = None) -> None:
         self.settings = settings
-        self._answerer = answerer
+        self._components = components_for(answerer) if answerer is not None else None
         self._store = store
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
@@ -50,36 +69,41 @@ class Services:
         self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
         self.threads = Threads(lambda: self.audit, lambda: self.store)
-        self._condenser: Condenser | None = None
+
+    @property
+    def components(self) -> Components:
+        with self._lock:
+            if self._components is None:
+                from answer.services import build_components
+
+                self._components = build_components(self.settings, store=self._chroma())
+            return self._components
 
     @property
     def answerer(self) -> Answerer:
-        with self._lock:
-            if self._answerer is None:
-                from answer.services import build_answerer
-
-                self._answerer = build_answerer(self.settings, store=self.store)
-            return self._answerer
+        return self.components.answerer
 
     @property
-    def condenser(self) -> Condenser:
-        """Follow-ups are condensed by the LLM when the generator is one (it has `complete`), else by the offline rule."""
-        if self._condenser is None:
-            generator = getattr(self.answerer, "generator", None)
-            self._condenser = LLMCondenser(generator) if callable(getattr(generator, "complete", None)) else CarrySubject()
-        return self._condenser
+    def audit(self) -> SQLiteAuditLog | None:
+        return self.components.audit
 
     def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
         """The standalone question to search for, from the turns of the thread this viewer may see."""
         history = self.threads.history(thread, viewer) if thread else []
-        return rewrite(question, history, self.condenser)
+        return rewrite(question, history, self.components.condenser)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ServedIndex:
+        return self._store if self._store is not None else self._chroma()
+
+    def _chroma(self) -> ChromaStore:
+        """The Chroma index this server answers from and ingests into (opened on first use)."""
         if self._store is None:
             from retrieval.services import open_store
 
             self._store = open_store(self.settings)
+        if not isinstance(self._store, ChromaStore):
+            raise TypeError("an index other than Chroma comes with its own answerer: pass both to create_app")
         return self._store
 
     @property
@@ -112,11 +136,10 @@ class Services:
 
     def _generation(self) -> str | None:
         # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
-        generation = getattr(self._store, "generation", None)
-        if generation is None:
+        if not isinstance(self._store, Generational):
             return None
         try:
-            return str(generation())
+            return self._store.generation()
         except (StoreUnavailableError, IndexMismatchError):
             return self._corpus_generation  # keep serving what was published; answers report the outage
 
@@ -126,7 +149,7 @@ class Services:
             self._corpus, self._chunks = corpus, None
             self._corpus_generation = self._generation()
             self._corpus_checked = time.monotonic()
-        lexical = getattr(getattr(self._answerer, "retriever", None), "lexical", None)
+        lexical = self._components.lexical if self._components is not None else None
         if lexical is not None:
             lexical.refresh()
 
@@ -135,7 +158,9 @@ class Services:
         from retrieval.indexer import sync_index
         from retrieval.lock import index_lock
 
-        embedder = self.answerer.retriever.embedder  # type: ignore[attr-defined]  # typed app state is issue 18
+        embedder = self.components.embedder
+        if embedder is None:
+            raise IngestError("this server's answerer has no embedder of its own to ingest with; ingest from the CLI")
         with index_lock(self.settings.data_dir, wait=wait):
             corpus = load_corpus(self.settings.content_dir)
 
@@ -154,7 +179,7 @@ class Services:
                         emit({"event": "progress", "embedded": done, "total": total})
                 return tick
 
-            report = sync_index(corpus, self.store, embedder, full=full, on_access=access_applied, progress=progress)
+            report = sync_index(corpus, self._chroma(), embedder, full=full, on_access=access_applied, progress=progress)
             self.publish(corpus)
         return report
 
@@ -177,10 +202,6 @@ class Services:
         if self._chunks is None:
             self._chunks = corpus.chunks()
         return self._chunks
-
-    @property
-    def audit(self) -> Any:
-        return getattr(self.answerer, "audit", None)
 
     def suggestions(self) -> list[str]:
         """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""

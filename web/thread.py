@@ -19,12 +19,16 @@ import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Protocol
 
-from answer.audit import restore
+from answer.audit import SQLiteAuditLog, TurnRow, restore
 from answer.errors import AuditError
 from answer.followup import Turn
+from answer.pipeline import Answer
+from answer.record import AnswerRecord
+from ingest.documents import Chunk
 from retrieval.viewer import Viewer
 
 log = logging.getLogger(__name__)
@@ -36,7 +40,7 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def thread_id(value: Any) -> str | None:
+def thread_id(value: object) -> str | None:
     """A client-sent thread id, only when it has the shape this server mints."""
     return value if isinstance(value, str) and _THREAD_ID.match(value) else None
 
@@ -48,7 +52,7 @@ class ThreadTurn:
     answer_id: str
     asked: str
     question: str
-    answer: Any | None  # None: withheld from this reader
+    answer: Answer | None  # None: withheld from this reader
     stale: bool = False  # withheld only because its sources changed since: the reader may see the question and re-ask
 
 
@@ -57,43 +61,49 @@ class TurnCache:
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
-        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._items: OrderedDict[str, Answer] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, answer: Any) -> None:
+    def put(self, answer: Answer) -> None:
         with self._lock:
             self._items[answer.id] = answer
             self._items.move_to_end(answer.id)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
-    def get(self, answer_id: str) -> Any | None:
+    def get(self, answer_id: str) -> Answer | None:
         with self._lock:
             return self._items.get(answer_id)
+
+
+class LiveChunks(Protocol):
+    """What rebuilding a turn needs from the index: the chunks with these ids a reader's groups may read."""
+
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
 
 
 class Threads:
     """Threads over the answer log (durable) or memory (no log configured), read per viewer."""
 
-    def __init__(self, audit: Any, store: Any) -> None:
+    def __init__(self, audit: Callable[[], SQLiteAuditLog | None], store: Callable[[], LiveChunks]) -> None:
         self._audit = audit  # callables: the answerer (and so its log) and the store are built lazily
         self._store = store
         self.cache = TurnCache()
-        self._memory: dict[str, list[dict[str, Any]]] = {}
+        self._memory: dict[str, list[TurnRow]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, tid: str) -> list[dict[str, Any]]:
+    def rows(self, tid: str) -> list[TurnRow]:
         audit = self._audit()
         if audit is not None:
             try:
-                return cast(list[dict[str, Any]], audit.thread(tid)[-MAX_TURNS:])
+                return audit.thread(tid)[-MAX_TURNS:]
             except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", tid, exc)
                 return []
         with self._lock:
             return list(self._memory.get(tid, []))[-MAX_TURNS:]
 
-    def add(self, tid: str, answer: Any, asked: str) -> None:
+    def add(self, tid: str, answer: Answer, asked: str) -> None:
         """Append a finished answer to a thread."""
         self.cache.put(answer)
         groups = answer.retrieval.viewer.groups
@@ -105,13 +115,12 @@ class Threads:
                 log.exception("could not add answer %s to thread %s", answer.id, tid)
             return
         with self._lock:
-            self._memory.setdefault(tid, []).append(
-                {"answer_id": answer.id, "asked": asked, "question": answer.question, "groups": groups})
+            self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups))
 
     def fork(self, tid: str, viewer: Viewer) -> str:
         """The thread a viewer's follow-up goes to: the same one when they asked it, else a copy of what they may see."""
         rows = self.rows(tid)
-        if not rows or all(r["groups"] == viewer.groups for r in rows):
+        if not rows or all(r.groups == viewer.groups for r in rows):
             return tid
         copy = new_thread_id()
         for turn in self.turns(tid, viewer):
@@ -124,31 +133,31 @@ class Threads:
         out = []
         for row in self.rows(tid):
             answer = self._answer_for(row, viewer)
-            stale = answer is None and row["groups"] <= viewer.groups  # they could have asked it themselves
-            out.append(ThreadTurn(row["answer_id"], row["asked"], row["question"], answer, stale))
+            stale = answer is None and row.groups <= viewer.groups  # they could have asked it themselves
+            out.append(ThreadTurn(row.answer_id, row.asked, row.question, answer, stale))
         return out
 
     def history(self, tid: str, viewer: Viewer) -> list[Turn]:
         """The earlier questions a follow-up may borrow from: only turns this viewer may see."""
         return [Turn(t.asked, t.question) for t in self.turns(tid, viewer) if t.answer is not None]
 
-    def _record(self, answer_id: str) -> dict[str, Any] | None:
+    def _record(self, answer_id: str) -> AnswerRecord | None:
         audit = self._audit()
         if audit is not None:
-            return cast(dict[str, Any] | None, audit.get(answer_id))
+            return audit.get(answer_id)
         cached = self.cache.get(answer_id)  # no log: memory is all there is
-        return cached.to_dict(include_chunks=True) if cached is not None else None
+        return cached.record() if cached is not None else None
 
-    def _answer_for(self, row: dict[str, Any], viewer: Viewer) -> Any | None:
-        cached = self.cache.get(row["answer_id"])
+    def _answer_for(self, row: TurnRow, viewer: Viewer) -> Answer | None:
+        cached = self.cache.get(row.answer_id)
         if cached is not None and cached.retrieval.viewer == viewer:
             return cached  # the asker: exactly what they were shown
-        record = self._record(row["answer_id"])
+        record = self._record(row.answer_id)
         if record is None:
             return None
-        retrieved = record.get("retrieved") or []
-        live = self._store().chunks(groups=sorted(viewer.groups), ids=[r["id"] for r in retrieved]) if retrieved else []
+        ids = [r.id for r in record.retrieved]
+        live = self._store().chunks(groups=sorted(viewer.groups), ids=ids) if ids else []
         answer = restore(record, viewer, live)
-        if len(answer.retrieval.hits) != len(retrieved):
+        if len(answer.retrieval.hits) != len(record.retrieved):
             return None  # some source is unreadable for this viewer or changed since: the whole turn is withheld
         return answer

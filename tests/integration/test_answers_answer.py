@@ -80,7 +80,7 @@ def test_off_topic_quotes_make_a_refusal_that_says_why(answerer, question, never
     answer = answerer.ask(question, Viewer.anonymous())
     assert answer.state == "refused" and not answer.claims
     assert answer.retrieval.hits, "a refusal with related sections lists them"
-    assert any(never_mentioned in p for p in answer.problems), answer.problems
+    assert any(never_mentioned in p.text for p in answer.problems), answer.problems
 
 
 def test_a_staff_only_duration_asked_anonymously_is_refused_not_answered_with_24_7(answerer):
@@ -126,8 +126,8 @@ def test_an_llm_draft_goes_through_the_same_gate_and_ordering(retriever, judge):
     llm = ScriptedGenerator(_draft((rset.hits[0].handle, blurb)))
     answer = Answerer(retriever, llm, judge=judge).ask(off_topic, Viewer.anonymous())
     assert answer.state == "refused" and not answer.claims
-    assert any("does not answer the question" in p for p in answer.problems), answer.problems
-    assert answer.drafts and answer.drafts[0]["quotes"][0]["verified"], "the quote itself was verbatim"
+    assert any("does not answer the question" in p.text for p in answer.problems), answer.problems
+    assert answer.attempts and answer.attempts[0].quotes[0].check.verified, "the quote itself was verbatim"
 
 
 def test_a_refusing_generator_is_not_overruled(retriever, judge):

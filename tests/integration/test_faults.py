@@ -33,7 +33,8 @@ from retrieval.store import ChromaStore
 from tests.chroma_server import chroma_binary, free_port, heartbeat, write_site
 from tests.conftest import CONTENT, REPO, require
 from tests.scripted_llm import Reply, ScriptedLLM
-from web.app import UNAVAILABLE, create_app
+from web.app import create_app
+from web.failures import UNAVAILABLE
 from web.settings import Settings
 
 from .conftest import serve

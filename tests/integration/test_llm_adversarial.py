@@ -78,7 +78,7 @@ def test_a_clean_draft_is_answered_with_one_request_using_structured_output(llm)
     assert [c.quote for c in answer.claims[0].citations] == [REFUND_QUOTE]
     assert len(llm.requests) == 1
     assert llm.requests[0]["response_format"]["type"] == "json_schema"
-    assert answer.drafts[0]["raw"] == GOOD  # the raw reply is kept for the audit
+    assert answer.attempts[0].raw == GOOD  # the raw reply is kept for the audit
 
 
 def test_phantom_handle_is_retried_once_with_the_finding_then_answered(llm):
@@ -186,7 +186,7 @@ def test_malformed_json_is_a_verification_failure_retried_once(llm):
     answer = ask(llm)
     assert answer.state == "answered"
     assert "could not be used" in llm.prompts[1] and "not JSON" in llm.prompts[1]
-    assert answer.drafts[0]["raw"] == "Sure! Refunds are available within 14 days."
+    assert answer.attempts[0].raw == "Sure! Refunds are available within 14 days."
 
 
 @pytest.mark.parametrize("policy, state", [("hide", "unverified"), ("refuse", "refused")])
@@ -195,7 +195,7 @@ def test_empty_replies_degrade_by_policy(llm, policy, state):
     answer = ask(llm, policy=policy)
     assert (answer.state, answer.claims) == (state, ())
     assert len(llm.requests) == 2
-    assert all("empty reply" in d["error"] for d in answer.drafts)
+    assert all("empty reply" in a.error for a in answer.attempts)
 
 
 def test_timeout_is_retried_at_transport_level_then_unverified_without_a_verifier_retry(llm):
@@ -203,7 +203,7 @@ def test_timeout_is_retried_at_transport_level_then_unverified_without_a_verifie
     answer = ask(llm, timeout=0.5, max_retries=1)
     assert (answer.state, answer.claims) == ("unverified", ())
     assert len(llm.requests) == 2  # one transport retry, no verifier retry against a model that is down
-    assert any("Timeout" in p for p in answer.problems)
+    assert any("Timeout" in p.text for p in answer.problems)
 
 
 @pytest.mark.parametrize("status", [500, 429])

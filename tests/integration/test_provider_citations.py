@@ -87,9 +87,9 @@ def test_correct_citations_are_verified_shown_and_audited_beside_the_verdict(pro
     # One document per chunk, in handle order, each the chunk's exact text.
     assert provider.documents[0] == [REFUNDS.text, LIMITS.text, RETRIES.text]
     assert "Refunds › Refund windows" in provider.prompts[0]
-    [check] = audit.get(answer.id)["drafts"][0]["quotes"]
-    assert (check["verified"], check["kind"], check["provider"]["document"]) == (True, "verified", "c1")
-    raw = check["provider"]["raw"]
+    [check] = audit.get(answer.id).attempts[0].quotes
+    assert (check.check.verified, check.check.kind, check.provider["document"]) == (True, "verified", "c1")
+    raw = check.provider["raw"]
     assert REFUND_QUOTE in json.dumps(raw)  # the provider's own citation, as received
 
 
@@ -103,7 +103,7 @@ def test_anthropic_documents_ask_for_citations_and_a_matching_range_is_recorded(
     assert server.paths == ["/v1/messages"]
     # Uncited connective text is not a claim: nothing was dropped, nothing retried.
     assert (answer.state, answer.degraded, [c.text for c in answer.claims]) == ("answered", False, [REFUND_QUOTE])
-    assert answer.drafts[0]["quotes"][0]["provider"]["range"] == "matches"
+    assert answer.attempts[0].quotes[0].provider["range"] == "matches"
 
 
 @pytest.mark.parametrize("start, end, recorded", [
@@ -117,7 +117,7 @@ def test_a_range_that_disagrees_is_recorded_and_the_cited_text_is_what_is_verifi
     assert answer.state == "answered"
     citation = answer.claims[0].citations[0]
     assert REFUNDS.text[citation.start:citation.end] == REFUND_QUOTE  # located by the verifier, not by the range
-    assert recorded in answer.drafts[0]["quotes"][0]["provider"]["range"]
+    assert recorded in answer.attempts[0].quotes[0].provider["range"]
 
 
 def test_a_document_we_never_sent_is_a_phantom_retried_once_with_the_finding(provider):
@@ -127,7 +127,7 @@ def test_a_document_we_never_sent_is_a_phantom_retried_once_with_the_finding(pro
     assert answer.state == "answered" and answer.phantoms == 1
     assert len(provider.requests) == 2
     assert "does not exist; cite only c1, c2, c3" in provider.prompts[1]
-    assert answer.drafts[0]["quotes"][0]["kind"] == "phantom"
+    assert answer.attempts[0].quotes[0].check.kind == "phantom"
 
 
 def test_a_grounding_index_past_the_grounding_chunks_is_a_phantom():
@@ -170,7 +170,7 @@ def test_a_restricted_chunk_is_never_sent_nor_shown(provider):
     assert all(docs == [d for d in docs if "override" not in d] for docs in provider.documents)
     assert all(len(docs) == 1 for docs in provider.documents)
     # Only documents sent in this request can be cited: the restricted chunk's handle is a phantom like any other.
-    assert [q["kind"] for q in answer.drafts[0]["quotes"]] == ["phantom", "not-verbatim"]
+    assert [q.check.kind for q in answer.attempts[0].quotes] == ["phantom", "not-verbatim"]
     assert "cite only c1" in provider.prompts[1] and "cite only c1," not in provider.prompts[1]
     assert "override" not in json.dumps([c.text for c in answer.claims])
     # A staff reader's request carries the chunk, and the same citation verifies.
@@ -192,7 +192,7 @@ def test_a_malformed_citation_is_a_failed_verification_retried_once(provider):
     assert answer.state == "answered"
     assert len(provider.requests) == 2
     assert "could not be used" in provider.prompts[1]
-    assert "first" in answer.drafts[0]["raw"] or '"0"' in answer.drafts[0]["raw"]  # what the provider said, kept
+    assert "first" in answer.attempts[0].raw or '"0"' in answer.attempts[0].raw  # what the provider said, kept
 
 
 def test_an_empty_reply_twice_is_unverified(provider):
@@ -200,7 +200,7 @@ def test_an_empty_reply_twice_is_unverified(provider):
     provider.push(empty, empty)
     answer = ask(provider)
     assert (answer.state, answer.claims) == ("unverified", ())
-    assert all("empty reply" in d["error"] for d in answer.drafts)
+    assert all("empty reply" in a.error for a in answer.attempts)
 
 
 def test_an_answer_without_any_citation_is_dropped_retried_and_kept_only_for_the_audit(provider):
@@ -243,5 +243,5 @@ def test_verified_but_beside_the_point_citations_meet_the_answer_gate(provider):
     judge = RelevanceJudge(AnswerExtractor(vocabulary=lambda: Vocabulary.from_texts(texts)), AnswerGate(floor=0.5, support_floor=0.4))
     answer = ask(provider, judge=judge, question="How many times are failed deliveries retried?")
     assert (answer.state, answer.claims) == ("refused", ())
-    assert answer.drafts[0]["quotes"][0]["verified"]  # the citation itself was fine
-    assert any("not an answer" in p or "does not answer" in p for p in answer.problems)
+    assert answer.attempts[0].quotes[0].check.verified  # the citation itself was fine
+    assert any("not an answer" in p.text or "does not answer" in p.text for p in answer.problems)

@@ -42,14 +42,14 @@ def test_recorded_provider_responses_verify_as_recorded(case, chunks_by_id):  # 
         client = LiteLLMGenerator(MODELS[case["wire"]], api_base=server.url, api_key="x", timeout=10, max_retries=0)
         answerer = Answerer(FixedRetriever([chunks_by_id[cid] for cid in case["retrieval"]]), ProviderCitationGenerator(client))
         answer = answerer.ask(case["question"], Viewer.of(case["groups"]))
-    quotes = [attempt.get("quotes", []) for attempt in answer.drafts]
+    quotes = [attempt.quotes for attempt in answer.attempts]
     assert {
         "state": answer.state,
         "degraded": answer.degraded,
         "requests": len(server.requests),
-        "verbatim": [[q["verified"] for q in attempt] for attempt in quotes],
-        "kinds": [[q["kind"] for q in attempt] for attempt in quotes],
-        "ranges": [[q["provider"]["range"].split(":")[0] for q in attempt] for attempt in quotes],
+        "verbatim": [[q.check.verified for q in attempt] for attempt in quotes],
+        "kinds": [[q.check.kind for q in attempt] for attempt in quotes],
+        "ranges": [[q.provider["range"].split(":")[0] for q in attempt] for attempt in quotes],
         "statuses": [c.status for c in answer.claims],
         "phantoms": answer.phantoms,
     } == case["expect"]

@@ -137,7 +137,8 @@ def test_verified_but_off_topic_claims_are_set_aside_with_reasons():
     judged = judge.judge(rset.question, verification.shown, rset)
     assert judged.answered and [c.role for c in judged.claims] == ["direct"]
     assert "14 days" in judged.claims[0].citations[0].quote
-    assert judged.set_aside and "claim 1 does not answer the question" in judged.set_aside[0]
+    assert judged.set_aside and "claim 1 does not answer the question" in judged.set_aside[0].text
+    assert judged.set_aside[0].claim == 1  # the claim it is about is a field, not only words in the message
 
 
 def test_a_stray_backtick_never_starts_a_quote_and_a_whole_short_row_may_be_quoted():

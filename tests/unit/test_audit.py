@@ -37,12 +37,12 @@ def test_the_record_holds_question_viewer_retrieval_drafts_and_claims(tmp_path):
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
     answer, _ = ask(audit)
     record = audit.get(answer.id)
-    assert record["question"] == "How long are refunds available?"
-    assert record["viewer_groups"] == ["public", "staff"]
-    assert record["retrieved"][0]["text"] == REFUNDS.text and record["retrieved"][0]["hash"] == REFUNDS.hash
-    assert record["drafts"][0]["raw"] == GOOD
-    assert record["claims"][0]["citations"][0]["quote"] == QUOTE
-    assert [row["id"] for row in audit.search("refunds")] == [answer.id]
+    assert record.question == "How long are refunds available?"
+    assert record.viewer_groups == ("public", "staff")
+    assert record.retrieved[0].text == REFUNDS.text and record.retrieved[0].hash == REFUNDS.hash
+    assert record.attempts[0].raw == GOOD
+    assert record.claims[0].citations[0].quote == QUOTE
+    assert [row.id for row in audit.search("refunds")] == [answer.id]
     assert audit.get("nope") is None
 
 
@@ -91,3 +91,61 @@ def test_show_prints_the_record_with_changed_since(tmp_path, capsys, live, expec
 def test_show_unknown_id_is_an_error_exit(tmp_path, capsys):
     assert main(["show", "missing"], settings=Settings(data_dir=tmp_path), store=MemoryStore(HashEmbedder())) == 1
     assert "no answer with id 'missing'" in capsys.readouterr().err
+
+
+def test_the_record_reads_back_as_it_was_written(tmp_path):
+    from answer.record import from_json, to_json
+
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    answer, _ = ask(audit)
+    stored = audit.get(answer.id)
+    assert stored == answer.record()  # every field, typed, through one serializer and back
+    assert from_json(to_json(stored, full=True)) == stored
+    assert to_json(stored) == answer.to_dict()  # the public JSON is the same serializer without the audit part
+
+
+# A row as the log stored it before findings were typed: plain sentences, no per-attempt findings.
+OLD_ROW = {
+    "answer_id": "0123456789abcdef", "question": "How long are refunds available?", "state": "answered",
+    "degraded": True, "model_unavailable": False, "generator": "scripted", "created": 1700000000.0,
+    "claims": [{"text": QUOTE, "status": "supported", "role": "", "stitched": False, "reasons": [], "citations": [
+        {"handle": "c1", "chunk_id": REFUNDS.id, "quote": QUOTE, "start": 0, "end": len(QUOTE), "url": "u",
+         "page_url": "p", "title": "Refunds", "heading_path": ["Refund windows"], "doc_version": "", "hash": REFUNDS.hash}]}],
+    "retrieved": [{"handle": "c1", "id": REFUNDS.id, "title": "Refunds", "url": "u", "heading_path": ["Refund windows"],
+                   "doc_version": "", "hash": REFUNDS.hash, "text": REFUNDS.text, "score": 0.5}],
+    "problems": ["claim 2: c7 does not exist; cite only c1"],
+    "hidden": [], "timings": {"retrieve": 0.01}, "viewer_groups": ["public"],
+    "quotes_total": 3, "quotes_verbatim": 2, "phantoms": 1,
+    "drafts": [
+        {"raw": "{}", "feedback": [], "draft": {"refused": False, "claims": [
+            {"quotes": [{"handle": "c1", "quote": QUOTE}], "claim": QUOTE},
+            {"quotes": [{"handle": "c7", "quote": "Refunds are forever."}], "claim": "Refunds are forever."}]},
+         "quotes": [{"claim": 1, "handle": "c1", "quote": QUOTE, "verified": True, "reason": "", "kind": "verified"},
+                    {"claim": 2, "handle": "c7", "quote": "Refunds are forever.", "verified": False,
+                     "reason": "c7 does not exist; cite only c1", "kind": "phantom"}]},
+        {"raw": "", "error": "the model returned an empty reply",
+         "feedback": ["claim 2: c7 does not exist; cite only c1"]},
+    ],
+}
+
+
+def test_a_row_written_before_findings_were_typed_still_opens(tmp_path):
+    from web.audit_view import attempts
+
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    ask(audit)  # creates the schema
+    with sqlite3.connect(audit.path) as connection:
+        connection.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (OLD_ROW["answer_id"], OLD_ROW["created"], OLD_ROW["question"], "public", "answered", 1,
+                            "scripted", json.dumps(OLD_ROW)))
+    record = audit.get(OLD_ROW["answer_id"])
+    assert record is not None and record.state == "answered" and record.degraded
+    assert record.claims[0].citations[0].heading_path == ("Refund windows",)
+    assert [(f.claim, f.text) for f in record.problems] == [(2, "claim 2: c7 does not exist; cite only c1")]
+    first, second = record.attempts
+    assert first.findings is None and [q.check.kind for q in first.quotes] == ["verified", "phantom"]
+    assert second.draft is None and second.error and second.feedback[0].claim == 2
+    # The audit view still puts the old finding beside the claim it was about (the retry's feedback names it).
+    [used, retry] = attempts(record)
+    assert [o.why for o in used.outcomes] == [(), ("claim 2: c7 does not exist; cite only c1",)]
+    assert used.findings_known and retry.error

@@ -49,7 +49,7 @@ def test_malformed_reply_degrades_instead_of_crashing():
     answer = answerer(ScriptedGenerator("not json at all", "")).ask("refund window?", Viewer.anonymous())
     assert answer.state in ("refused", "unverified")
     assert answer.claims == ()
-    assert any("could not be used" in p for p in answer.problems)
+    assert any("could not be used" in p.text for p in answer.problems)
 
 
 def test_mixed_draft_keeps_verified_claims_and_marks_degraded():
@@ -100,7 +100,7 @@ def test_unreachable_model_is_unverified_not_a_false_refusal_and_not_retried():
     answer = answerer(generator).ask("refund window?", Viewer.anonymous())
     assert (answer.state, answer.degraded) == ("unverified", True)
     assert generator.calls == [()]
-    assert "Timeout" in answer.drafts[0]["error"]
+    assert "Timeout" in answer.attempts[0].error
 
 
 # --- agent-style callers: the same contract per tool result ----------------------------------------------
@@ -114,9 +114,9 @@ def test_agent_tool_result_is_verified_against_that_retrieval_set():
     verified = ground_tool_result(rset, GOOD, viewer)
     assert [c.citations[0].chunk_id for c in verified.shown] == [REFUNDS.id]
     phantom = ground_tool_result(rset, json.loads(PHANTOM), viewer)  # decoded drafts are accepted too
-    assert phantom.shown == () and any("c7 does not exist" in p for p in phantom.problems)
+    assert phantom.shown == () and any("c7 does not exist" in p.text for p in phantom.problems)
     broken = ground_tool_result(rset, "{not json", viewer)
-    assert broken.shown == () and "could not be used" in broken.problems[0]
+    assert broken.shown == () and "could not be used" in broken.problems[0].text
 
 
 def test_agent_cannot_widen_access_beyond_the_tool_results_viewer():

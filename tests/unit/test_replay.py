@@ -49,7 +49,7 @@ def test_recorded_drafts_verify_as_recorded(case, chunks_by_id):
     answerer = Answerer(FixedRetriever([chunks_by_id[cid] for cid in case["retrieval"]]), generator)
     answer = answerer.ask(case["question"], Viewer.of(case["groups"]))
     expect = case["expect"]
-    verbatim = [[q["verified"] for q in attempt.get("quotes", [])] for attempt in answer.drafts]
+    verbatim = [[q.check.verified for q in attempt.quotes] for attempt in answer.attempts]
     assert {
         "state": answer.state,
         "degraded": answer.degraded,

@@ -47,27 +47,27 @@ def test_phantom_handle_is_dropped_and_recorded():
     result = verify(draft(([("c9", "Refunds are available within 14 days")], "Refunds within 14 days.")), rset(REFUNDS), ANON)
     assert result.claims == ()
     assert result.phantoms == 1
-    assert any("c9 does not exist" in p for p in result.problems)
+    assert any("c9 does not exist" in p.text for p in result.problems)
 
 
 def test_paraphrased_quote_is_rejected():
     result = verify(draft(([("c1", "You can get a refund within 14 days of being charged.")], "Refunds within 14 days.")),
                     rset(REFUNDS), ANON)
     assert result.claims == ()
-    assert any("quote not in c1" in p for p in result.problems)
+    assert any("quote not in c1" in p.text for p in result.problems)
 
 
 def test_quote_from_another_retrieved_chunk_is_rejected_with_a_hint():
     result = verify(draft(([("c1", "The maximum payload size is 256 KB.")], "The maximum payload size is 256 KB.")),
                     rset(REFUNDS, LIMITS), ANON)
     assert result.claims == ()
-    assert any("it is in c2" in p for p in result.problems)
+    assert any("it is in c2" in p.text for p in result.problems)
 
 
 def test_short_quotes_are_rejected():
     result = verify(draft(([("c1", "14 days")], "Refunds take 14 days.")), rset(REFUNDS), ANON)
     assert result.claims == ()
-    assert any("shorter than" in p for p in result.problems)
+    assert any("shorter than" in p.text for p in result.problems)
 
 
 def test_wrong_number_is_unsupported_and_not_shown():
@@ -106,7 +106,7 @@ def test_restricted_chunk_can_never_be_cited_even_if_retrieved():
     result = verify(draft(([("c1", "Support can override refunds up to 90 days after the charge.")],
                            "Support can override refunds up to 90 days.")), rset(SECRET), ANON)
     assert result.claims == ()
-    assert any("not readable" in p for p in result.problems)
+    assert any("not readable" in p.text for p in result.problems)
     staff = Viewer.of(["staff"])
     assert verify(draft(([("c1", "Support can override refunds up to 90 days after the charge.")],
                          "Support can override refunds up to 90 days after the charge.")), rset(SECRET, viewer=staff), staff).claims
@@ -208,4 +208,4 @@ def test_a_handle_cut_from_the_prompt_by_the_budget_counts_as_a_phantom():
     assert seen_all.claims  # c2 was in the prompt
     only_c1 = verify(with_(draft(([("c2", quote)], quote)), shown=("c1",)), both, ANON)
     assert only_c1.claims == () and only_c1.phantoms == 1
-    assert any("c2 does not exist; cite only c1" in p for p in only_c1.problems)
+    assert any("c2 does not exist; cite only c1" in p.text for p in only_c1.problems)

@@ -194,7 +194,7 @@ def test_a_shared_thread_shows_a_visitor_only_turns_whose_every_source_they_may_
     page = app.post("/ask", data={"question": "Does it apply to annual plans?", "thread_id": thread}).text
     assert thread_of(page) != thread  # the visitor's follow-up forks: the staff thread is not theirs to extend
     assert "staff refund override" not in page and "Searched for" not in page  # nothing carried from a hidden turn
-    assert [t["asked"] for t in app.app.state.services.threads.rows(thread)] == ["staff refund override window?"]
+    assert [t.asked for t in app.app.state.services.threads.rows(thread)] == ["staff refund override window?"]
 
 
 def test_hostile_content_renders_inert_in_quotes_and_cards():

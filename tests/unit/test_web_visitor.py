@@ -77,6 +77,7 @@ def test_a_rebuilt_turn_resolves_every_citation_against_the_live_chunk():
     record_rset = RetrievalSet("r", "q", Viewer.anonymous(), (Hit("c1", REFUNDS, 1.0),))
     from answer.audit import restore
     from answer.pipeline import Answer
+    from answer.record import from_json
     from answer.verify import Citation, Claim
 
     start = REFUNDS.text.index(QUOTE)
@@ -86,7 +87,7 @@ def test_a_rebuilt_turn_resolves_every_citation_against_the_live_chunk():
     phantom = json.loads(json.dumps(record))
     phantom["claims"][0]["citations"][0]["handle"] = "c9"  # a record edited to point at a handle that was never retrieved
     for rec, shown in ((record, True), (phantom, False)):
-        view = render.turn_view(restore(rec, Viewer.anonymous(), [REFUNDS]), render.SiteConfig(), "t")
+        view = render.turn_view(restore(from_json(rec), Viewer.anonymous(), [REFUNDS]), render.SiteConfig(), "t")
         assert (QUOTE in [c.quote for claim in view.claims for c in claim.cites]) is shown
         assert view.state == ("verified" if shown else "stale")
 

@@ -1,0 +1,188 @@
+"""The visitor's pages: the chat page, the streamed answer, a thread's turns, the docs viewer and docs search.
+
+Every handler reads the app's typed state (`state_of`); failures are worded by
+`failures.failure`, whether they end a page, an API call or a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+from starlette.concurrency import iterate_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+
+from answer.pipeline import Answer
+from retrieval.search import RetrievalSet
+from retrieval.viewer import Viewer
+
+from . import render
+from .docsearch import search_docs
+from .failures import failure
+from .looked import looked_at
+from .questions import QuestionError, read_question
+from .state import AppState, state_of
+from .stream import sse
+from .thread import new_thread_id, thread_id
+
+HERE = Path(__file__).parent
+
+
+def chat_page(request: Request, tid: str | None, viewer: Viewer, version: str | None, latest: Answer | None = None,
+              asked: str = "") -> Response:
+    state = state_of(request)
+    turns = state.thread_views(tid, viewer) if tid else []
+    if latest is not None and all(t.answer_id != latest.id for t in turns):
+        turns.append(state.view(latest, None, asked))  # the thread could not be stored: the answer is still shown
+    return state.page(request, "index.html", {
+        "turns": turns, "suggestions": [] if turns else state.services.suggestions(), "version": version,
+        "thread_id": tid if turns else ""})
+
+
+async def index(request: Request) -> Response:
+    state = state_of(request)
+    version = state.version(request.query_params.get("version"))
+    tid = thread_id(request.query_params.get("thread"))
+    return await asyncio.to_thread(chat_page, request, tid, state.viewer(request), version)
+
+
+async def ask(request: Request) -> Response:
+    state = state_of(request)
+    form = await request.form()
+    try:
+        question = read_question(form.get("question"))
+    except QuestionError as exc:
+        response = state.error_page(request, failure(exc, request.url.path), full=not request.headers.get("HX-Request"))
+        if request.headers.get("HX-Request"):  # shown under the composer, gone with the next question
+            response.headers.update({"HX-Retarget": "#ask-error", "HX-Reswap": "innerHTML"})
+        return response
+    viewer = state.viewer(request)
+    version = state.version(form.get("version"))
+    given = thread_id(form.get("thread_id"))
+    tid = await asyncio.to_thread(state.services.threads.fork, given, viewer) if given else new_thread_id()
+    if request.headers.get("HX-Request"):
+        turn = uuid.uuid4().hex[:12]
+        url = "/ask/stream?" + urlencode({"question": question, "turn": turn, "thread": tid}
+                                         | ({"version": version} if version else {}))
+        response = state.templates.TemplateResponse(request, "_pending.html", {
+            "tid": turn, "question": question, "stream_url": url, "thread_id": tid})
+        response.headers["HX-Replace-Url"] = "/?" + urlencode({"thread": tid} | ({"version": version} if version else {}))
+        return response
+    answer, _ = await state.answer_in_thread(question, tid, viewer, version)
+    return await asyncio.to_thread(chat_page, request, tid, viewer, version, answer, question)
+
+
+async def ask_stream(request: Request) -> Response:
+    """The answer as server-sent events: what was looked at, each verified claim, then the finished turn."""
+    state = state_of(request)
+    context = state.context(request)
+    params = request.query_params
+    tid = render.turn_id(params.get("turn"), uuid.uuid4().hex[:12])
+    asked = str(params.get("question") or "")
+
+    def failed(message: str, retry: bool = True) -> str:
+        return state.fragment("_failed.html", context | {
+            "tid": tid, "question": asked, "message": message, "retry": retry,
+            "thread_id": thread_id(params.get("thread")) or ""})
+
+    async def events() -> AsyncIterator[str]:
+        if request.headers.get("last-event-id"):  # a reconnect: the answer was cut off; never replay a question
+            yield sse("done", failed("The connection dropped before the answer was complete."), 1)
+            return
+        try:
+            async for event in _answer_events(state, request, context, tid):
+                yield event
+        except Exception as exc:
+            problem = failure(exc, request.url.path)
+            yield sse("done", failed(problem.message, problem.retry), 1)
+
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+async def _answer_events(state: AppState, request: Request, context: dict[str, object], tid: str) -> AsyncIterator[str]:
+    services, params = state.services, request.query_params
+    question = read_question(params.get("question"))
+    viewer = state.viewer(request)
+    answerer = await asyncio.to_thread(lambda: services.answerer)
+    given = params.get("thread")
+    thread = (await asyncio.to_thread(services.threads.fork, t, viewer)
+              if (t := thread_id(given)) else new_thread_id() if given == "new" else None)
+    if thread:
+        yield sse("thread", thread, 0)
+    rewritten = await asyncio.to_thread(services.rewrite, question, thread, viewer)
+    rset: RetrievalSet | None = None
+    number, claims = 0, 0
+    numbers = render.ChipNumbers()  # the turn's chip labels, in reading order across its claim events
+    site = services.corpus.site
+    version = state.version(params.get("version"))
+    async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
+        number += 1
+        if event.kind == "retrieved" and event.retrieval is not None:
+            rset = event.retrieval
+            yield sse("retrieved", state.fragment("_looked_at.html", context | {
+                "looked": looked_at(rset, site), "searched": rewritten.question if rewritten.rewritten else ""}), number)
+        elif event.kind == "claim" and rset is not None and event.claim is not None:
+            claims += 1
+            claim = render.claim_view(event.claim, rset, site, tid, claims, numbers)
+            if claim is not None:
+                yield sse("claim", state.fragment("_claim.html", context | {"claim": claim}), number)
+        elif event.kind == "done" and event.answer is not None:
+            services.threads.cache.put(event.answer)
+            if thread:
+                await asyncio.to_thread(services.threads.add, thread, event.answer, question)
+            yield sse("done", state.fragment("_turn.html", context | {"view": state.view(event.answer, tid, question)}),
+                      number)
+
+
+async def thread_fragment(request: Request) -> Response:
+    """A thread's turns as HTML for this viewer: the widget shows its conversation again after a page change."""
+    state = state_of(request)
+    tid = thread_id(request.query_params.get("thread"))
+    views = await asyncio.to_thread(state.thread_views, tid, state.viewer(request)) if tid else []
+    context = state.context(request)
+    return HTMLResponse("".join(state.fragment("_turn.html", context | {"view": v}) for v in views),
+                        headers={"Cache-Control": "no-store"})
+
+
+async def widget(request: Request) -> Response:
+    """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
+    return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=300"})
+
+
+async def healthz(request: Request) -> Response:
+    state = state_of(request)
+    groups = sorted(state.viewer(request).groups)  # the count of what this caller may read, never the total
+    chunks = await asyncio.to_thread(lambda: state.services.store.count(groups=groups))
+    return JSONResponse({"status": "ok", "chunks": chunks})
+
+
+async def docs(request: Request) -> Response:
+    from ingest.page_html import render_html
+
+    state = state_of(request)
+    corpus = state.services.corpus
+    slug = request.path_params.get("path", "").strip("/") or "index"
+    page = corpus.page(slug)
+    if page is None or not state.viewer(request).may_read(page.access):
+        raise HTTPException(404, f"no page at /docs/{slug}")
+    body = render_html(page, link_base=settings_base(corpus.site.base_url))
+    return state.page(request, "doc.html", {"page": page, "body": body})
+
+
+async def docs_search(request: Request) -> Response:
+    state = state_of(request)
+    query = " ".join(str(request.query_params.get("q", "")).split())[:200]
+    results = search_docs(state.services.chunks, query, state.viewer(request)) if query else []
+    return state.page(request, "search.html", {"query": query, "results": results})
+
+
+def settings_base(base_url: str) -> str:
+    """The prefix for links inside the bundled docs viewer: the site's own base URL, or /docs when pages live elsewhere."""
+    return base_url if not base_url.startswith(("http://", "https://")) else "/docs"
