@@ -31,6 +31,7 @@ import numpy as np
 
 from ingest.documents import Chunk
 
+from .refresh import can_diff, refresh_table
 from .table import ChunkTable, Record
 
 # Identifiers first (CLI flags, config keys, error codes, dotted names), then plain words.
@@ -156,6 +157,7 @@ class LexicalSearcher:
         self._table: tuple[str, ChunkTable] | None = None
         self._lock = threading.Lock()
         self._building = threading.RLock()  # held while reading the store whole or building an index
+        self.reread = 0  # rows the last table refresh read from the store (all of them on the first build)
 
     @property
     def follows_generation(self) -> bool:
@@ -173,14 +175,24 @@ class LexicalSearcher:
         return self.index_for(groups).search(question, k)
 
     def table(self, state: str | None = None) -> ChunkTable:
-        """The chunk table of the store's current generation (a store without one: use `index_for`)."""
+        """The chunk table of the store's current generation (a store without one: use `index_for`).
+
+        After a change, a store that lists its hashes is diffed against the
+        held table (see `retrieval.refresh`); otherwise it is read whole.
+        """
         store: Any = self.store
         state = state if state is not None else store.generation()
         with self._building:  # one read of the whole index per change, however many requests arrive meanwhile
             with self._lock:
                 if self._table is not None and self._table[0] == state:
                     return self._table[1]
-            table = ChunkTable.build(store.records())
+            with self._lock:
+                held = self._table
+            if held is not None and can_diff(store):
+                table, self.reread = refresh_table(held[1], store)  # only what changed since the held generation
+            else:
+                table = ChunkTable.build(store.records())
+                self.reread = len(table)
             with self._lock:
                 self._table = (state, table)
             return table
