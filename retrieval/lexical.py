@@ -7,7 +7,8 @@ a viewer who may not read it.
 
 Freshness: each cached index remembers the store state it was built from.
 A store with a generation (which every ingest changes at its access step and
-at its commit) is read whole into one `ChunkTable` per generation, and every
+at its commit) is held as one `ChunkTable` per generation (read whole once,
+then refreshed by the ids that changed, see `retrieval.refresh`), and every
 group-set's index is cut from that table with the same access rule as the
 store's `where`; the generation is compared on every query, so a restriction
 or a page made public again counts from the next query on. A store without

@@ -1,7 +1,9 @@
 """Retrieval: the viewer's question → a numbered set of chunks the answer may cite.
 
-Access control is applied inside the store query (and the lexical index), so
-a restricted chunk is never a candidate. Handles `c1..cN` are assigned only
+Access control is applied before anything is ranked: in the chunk table's
+row mask (the store's own access rule) for a store that says when it changed,
+in the store query otherwise, and in the lexical index, so a restricted chunk
+is never a candidate. Handles `c1..cN` are assigned only
 after ranking and dedupe, so `c1` is always the top hit; the `RetrievalSet`
 is the only table a citation of this request may resolve against.
 """
