@@ -87,8 +87,8 @@ class ChunkTable:
                 (bool(keys & groups) and c.readable_by(groups) for c, keys in zip(self.chunks, self.readers, strict=True)),
                 dtype=bool, count=len(self.chunks))
             held.setflags(write=False)
-            if len(self._masks) >= 64:  # many distinct group-sets: forget the oldest rather than grow without end
-                self._masks.pop(next(iter(self._masks)))
+            if len(self._masks) >= 64:  # many distinct group-sets: start over rather than grow without end
+                self._masks.clear()  # (one atomic step: requests in other threads may be reading masks)
             self._masks[groups] = held
         return held
 
