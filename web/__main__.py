@@ -44,7 +44,10 @@ def worker_app() -> Starlette:
     from retrieval.viewer import Viewer
 
     app = create_app(Settings.from_env())
-    app.state.services.answerer.retriever.search("warm up", Viewer.anonymous())
+    try:
+        app.state.services.answerer.retriever.search("warm up", Viewer.anonymous())
+    except Exception as exc:  # an unreachable store is reported per request, as in a single process; the worker serves
+        log.warning("worker warm-up failed: %s", exc)
     return app
 
 
