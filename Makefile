@@ -26,8 +26,9 @@ $(STAMP): pyproject.toml constraints.txt
 $(MODEL): $(STAMP)
 	DATA_DIR=$(DATA_DIR) $(PY) -m retrieval provision
 
+# WORKERS=n serves with n processes (needs CHROMA_URL, a `chroma run` server); this one stays the only writer.
 serve: setup
-	$(PY) -m web --ingest
+	$(PY) -m web --ingest $(if $(WORKERS),--workers $(WORKERS),)
 
 ingest: setup
 	$(PY) -m ingest index $(if $(FULL),--full,) $(if $(JSON),--json,)

@@ -7,7 +7,8 @@ a viewer who may not read it.
 
 Freshness: each cached index remembers the store state it was built from.
 A store with a generation (which every ingest changes at its access step and
-at its commit) is read whole into one `ChunkTable` per generation, and every
+at its commit) is held as one `ChunkTable` per generation (read whole once,
+then refreshed by the ids that changed, see `retrieval.refresh`), and every
 group-set's index is cut from that table with the same access rule as the
 store's `where`; the generation is compared on every query, so a restriction
 or a page made public again counts from the next query on. A store without
@@ -31,6 +32,7 @@ import numpy as np
 from ingest.documents import Chunk
 from ingest.text import tokenize
 
+from .refresh import can_diff, refresh_table
 from .table import ChunkTable, Record
 
 
@@ -64,13 +66,14 @@ class LexicalIndex:
     _bm25: Any
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk], fingerprint: str = "") -> LexicalIndex:
+    def build(cls, chunks: Sequence[Chunk], fingerprint: str = "", terms: TermCache | None = None) -> LexicalIndex:
         import bm25s
 
         bm25 = None
         if chunks:
             bm25 = bm25s.BM25()
-            bm25.index([tokenize(searchable_text(c)) or [""] for c in chunks], show_progress=False)
+            tokens = [terms.of(c) for c in chunks] if terms is not None else [tokenize(searchable_text(c)) or [""] for c in chunks]
+            bm25.index(tokens, show_progress=False)
         return cls(tuple(chunks), fingerprint or chunk_fingerprint(chunks), bm25)
 
     def search(self, question: str, k: int) -> list[tuple[Chunk, float]]:
@@ -85,6 +88,32 @@ class LexicalIndex:
             top = top[scores[top] >= kth]
         order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), self.chunks[i].id))
         return [(self.chunks[i], float(scores[i])) for i in order[:k]]
+
+
+class TermCache:
+    """Each chunk's BM25 terms, kept between index builds so a rebuild after a change tokenizes only what changed.
+
+    Tokenizing is most of a BM25 build (0.77 s of 1.3 s at 10k chunks); the
+    terms are kept space-joined (no term contains a space), one string per
+    chunk, and compared with what `searchable_text` reads, so an edited
+    title, heading or text is tokenized again.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[tuple[str, tuple[str, ...], str], str]] = {}
+
+    def of(self, chunk: Chunk) -> list[str]:
+        key = (chunk.title, chunk.heading_path, chunk.text)  # exactly what searchable_text reads (the text is shared, not copied)
+        held = self._held.get(chunk.id)
+        if held is not None and held[0] == key:
+            return held[1].split(" ")
+        terms = tokenize(searchable_text(chunk)) or [""]
+        self._held[chunk.id] = (key, " ".join(terms))
+        return terms
+
+    def keep_only(self, table: ChunkTable) -> None:
+        """Forget chunks the table no longer holds."""
+        self._held = {cid: held for cid, held in self._held.items() if table.row(cid) is not None}
 
 
 def chunk_fingerprint(chunks: Iterable[Chunk]) -> str:
@@ -112,6 +141,8 @@ class LexicalSearcher:
         self._table: tuple[str, ChunkTable] | None = None
         self._lock = threading.Lock()
         self._building = threading.RLock()  # held while reading the store whole or building an index
+        self.reread = 0  # rows the last table refresh read from the store (all of them on the first build)
+        self._terms = TermCache()
 
     @property
     def follows_generation(self) -> bool:
@@ -129,14 +160,25 @@ class LexicalSearcher:
         return self.index_for(groups).search(question, k)
 
     def table(self, state: str | None = None) -> ChunkTable:
-        """The chunk table of the store's current generation (a store without one: use `index_for`)."""
+        """The chunk table of the store's current generation (a store without one: use `index_for`).
+
+        After a change, a store that lists its hashes is diffed against the
+        held table (see `retrieval.refresh`); otherwise it is read whole.
+        """
         store: Any = self.store
         state = state if state is not None else store.generation()
         with self._building:  # one read of the whole index per change, however many requests arrive meanwhile
             with self._lock:
                 if self._table is not None and self._table[0] == state:
                     return self._table[1]
-            table = ChunkTable.build(store.records())
+            with self._lock:
+                held = self._table
+            if held is not None and can_diff(store):
+                table, self.reread = refresh_table(held[1], store)  # only what changed since the held generation
+            else:
+                table = ChunkTable.build(store.records())
+                self.reread = len(table)
+            self._terms.keep_only(table)
             with self._lock:
                 self._table = (state, table)
             return table
@@ -163,7 +205,7 @@ class LexicalSearcher:
             chunks = table.readable(key)
             fingerprint = chunk_fingerprint(chunks)
             reusable = cached is not None and cached[2].fingerprint == fingerprint
-            index = cached[2] if cached is not None and reusable else LexicalIndex.build(chunks, fingerprint)
+            index = cached[2] if cached is not None and reusable else LexicalIndex.build(chunks, fingerprint, self._terms)
             self._remember(key, state, index)
             return table, index
 

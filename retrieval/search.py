@@ -1,7 +1,9 @@
 """Retrieval: the viewer's question → a numbered set of chunks the answer may cite.
 
-Access control is applied inside the store query (and the lexical index), so
-a restricted chunk is never a candidate. Handles `c1..cN` are assigned only
+Access control is applied before anything is ranked: in the chunk table's
+row mask (the store's own access rule) for a store that says when it changed,
+in the store query otherwise, and in the lexical index, so a restricted chunk
+is never a candidate. Handles `c1..cN` are assigned only
 after ranking and dedupe, so `c1` is always the top hit; the `RetrievalSet`
 is the only table a citation of this request may resolve against.
 """
@@ -23,7 +25,6 @@ from .fusion import dedupe, reciprocal_rank_fusion
 from .lexical import ChunkSource, LexicalSearcher
 from .rerank import Candidate, Reranker, SignalReranker
 from .store import VectorStore
-from .table import ChunkTable
 from .viewer import Viewer
 
 MAX_QUESTION_CHARS = 1_000  # the one question limit: the web edge rejects longer, search cuts what reaches it
@@ -125,47 +126,39 @@ class HybridRetriever:
         self.lexical_dense_floor = lexical_dense_floor
 
     def candidates(self, question: str, viewer: Viewer) -> list[Candidate]:
-        """Fused candidates from both searches, each restricted to what the viewer may read."""
+        """Fused candidates from both searches, each restricted to what the viewer may read.
+
+        With a store that says when it changed, both searches run over the
+        chunk table of its current generation: the dense top-k is a numpy
+        product over only the rows the viewer may read (see `ChunkTable.nearest`),
+        and BM25-only candidates take their text and vector from the same
+        table, so a query reads nothing from the store but its generation.
+        """
         table, index = self.lexical.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
         lexical = index.search(question, self.depth)
         if table is None:
             found = self.store.query(vector, self.depth, viewer.groups)
-            dense, chunks = [(c.id, s) for c, s in found], {c.id: c for c, _ in found}
+            dense_ids = {c.id for c, _ in found}
+            cosine = self._reread(vector, [c.id for c, _ in lexical if c.id not in dense_ids], lexical, viewer)
         else:
-            dense = self.store.nearest(vector, self.depth, viewer.groups)  # type: ignore[attr-defined]
-            chunks = {}
-        return self._fuse(vector, dense, lexical, viewer, table, chunks)
+            found = table.nearest(vector, self.depth, viewer.groups)
+            cosine = table.similarities(vector, [c.id for c, _ in lexical])
+        return self._fuse(found, lexical, cosine, viewer)
 
     def _fuse(
         self,
-        vector: list[float],
-        dense: list[tuple[str, float]],
+        dense: list[tuple[Chunk, float]],
         lexical: list[tuple[Chunk, float]],
+        cosine: dict[str, float],
         viewer: Viewer,
-        table: ChunkTable | None,
-        known: dict[str, Chunk],
     ) -> list[Candidate]:
-        """Join the two ranked lists; texts, metadata and vectors come from the table, not another store read.
-
-        A dense id the table does not hold yet (an ingest still writing, before
-        its commit moves the generation) is read from the store under the
-        viewer's access filter. A chunk the table says the viewer may not read
-        is dropped even when the store returned it: both must agree.
-        """
+        """Join the two ranked lists by reciprocal rank; a candidate must be readable by the viewer on both counts."""
         groups = viewer.groups
-        dense_at = {cid: (rank, s) for rank, (cid, s) in enumerate(dense, start=1)}
+        dense_at = {c.id: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
         lexical_at = {c.id: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
-        chunk_of = dict(known) | {c.id: c for c, _ in lexical}
-        if table is not None:
-            unknown = [cid for cid in dense_at if table.get(cid) is None]
-            chunk_of |= {cid: c for cid in dense_at if (c := table.get(cid)) is not None and table.may_read(cid, groups)}
-            if unknown:
-                chunk_of |= {c.id: c for c in self.store.chunks(groups=sorted(groups), ids=unknown)}
-            cosine = table.similarities(vector, [cid for cid in lexical_at if cid not in dense_at])
-        else:
-            cosine = self._reread(vector, [cid for cid in lexical_at if cid not in dense_at], chunk_of, viewer)
-        fused = reciprocal_rank_fusion([[cid for cid, _ in dense], [c.id for c, _ in lexical]])
+        chunk_of = {c.id: c for c, _ in lexical if c.id in cosine} | {c.id: c for c, _ in dense}
+        fused = reciprocal_rank_fusion([[c.id for c, _ in dense], [c.id for c, _ in lexical]])
         out = []
         for chunk_id, score in fused.items():
             chunk = chunk_of.get(chunk_id)
@@ -176,20 +169,19 @@ class HybridRetriever:
             out.append(Candidate(chunk, score, similarity, lx[1] if lx else None, d[0] if d else None, lx[0] if lx else None))
         return sorted(out, key=lambda c: (-c.fused, c.chunk.id))
 
-    def _reread(self, vector: list[float], ids: list[str], chunk_of: dict[str, Chunk], viewer: Viewer) -> dict[str, float]:
+    def _reread(
+        self, vector: list[float], ids: list[str], lexical: list[tuple[Chunk, float]], viewer: Viewer
+    ) -> dict[str, float]:
         """For a store that cannot say when it changed: BM25-only candidates are re-read under the access filter.
 
         Its lexical cache may trail the index, so a chunk made restricted (or
-        deleted) a moment ago is dropped here, and the text used is the indexed text.
+        deleted) a moment ago has no similarity here and is dropped by `_fuse`,
+        and the text used is the indexed text (the cached chunk is replaced by it).
         """
         if not ids:
             return {}
         fresh = {c.id: c for c in self.store.chunks(groups=sorted(viewer.groups), ids=ids)}
-        for cid in ids:
-            if cid in fresh:
-                chunk_of[cid] = fresh[cid]
-            else:
-                chunk_of.pop(cid, None)
+        lexical[:] = [(fresh.get(c.id, c), s) for c, s in lexical]
         stored = getattr(self.store, "vectors", None)
         kept = [cid for cid in ids if cid in fresh]
         vectors = stored(kept) if stored is not None else self.embedder.embed([fresh[c].embedding_text for c in kept])

@@ -1,12 +1,17 @@
 """The chunk table: every stored chunk, its vector and its readers, held in process as of one index state.
 
-A query asks the store only what the store alone knows (the nearest ids
-under the access filter); everything else it needs (chunk text and metadata
-for the hits, vectors of BM25-only candidates) is read here, so nothing is
-read twice. The table is rebuilt whenever the store's generation moves (see
-`LexicalSearcher`), which every ingest does at its access step and at its
-commit, so a chunk restricted or deleted by a re-ingest is gone from the
-table before the ingest says its access changes are live.
+Dense search runs here, not in the store: one float32 matrix product over
+the rows the viewer may read. Measured on 2 cores, Chroma's `where`-filtered
+query was the cost of a search at scale (35 ms at 10k chunks, ~410 ms at
+100k) while the same top-k over this matrix takes a few milliseconds. The
+access rule is the store's own (the stored access keys and the stored access
+list must both admit the reader), applied as a row mask BEFORE ranking: a row
+the viewer may not read is never among the rows ranked, exactly as the
+store's `where` never scores it. Chroma stays the durable store and the
+source of truth; this table is read from it and follows its generation (see
+`LexicalSearcher` and `retrieval.refresh`), so a chunk restricted or deleted
+by a re-ingest is gone from the table before the ingest says its access
+changes are live.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class ChunkTable:
     vectors: np.ndarray
     readers: tuple[frozenset[str], ...]
     _rows: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _masks: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, records: Iterable[Record], dimension: int = 0) -> ChunkTable:
@@ -45,11 +51,25 @@ class ChunkTable:
             vectors = np.asarray([r.vector for r in ordered], dtype=np.float32)
         else:
             vectors = np.zeros((0, dimension), dtype=np.float32)
-        chunks = tuple(r.chunk for r in ordered)
-        return cls(chunks, vectors, tuple(r.readers for r in ordered), {c.id: i for i, c in enumerate(chunks)})
+        return cls.of_rows(tuple(r.chunk for r in ordered), vectors, tuple(r.readers for r in ordered))
+
+    @classmethod
+    def of_rows(cls, chunks: tuple[Chunk, ...], vectors: np.ndarray, readers: tuple[frozenset[str], ...]) -> ChunkTable:
+        """A table of rows already in id order (row i of `vectors` is chunks[i])."""
+        if not (len(chunks) == vectors.shape[0] == len(readers)):
+            raise ValueError(f"a chunk table needs one vector and one reader set per chunk: {len(chunks)} chunks, "
+                             f"{vectors.shape[0]} vectors, {len(readers)} reader sets")
+        return cls(chunks, vectors, readers, {c.id: i for i, c in enumerate(chunks)})
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
 
     def __len__(self) -> int:
         return len(self.chunks)
+
+    def row(self, chunk_id: str) -> int | None:
+        return self._rows.get(chunk_id)
 
     def get(self, chunk_id: str) -> Chunk | None:
         row = self._rows.get(chunk_id)
@@ -57,11 +77,46 @@ class ChunkTable:
 
     def readable(self, groups: frozenset[str]) -> list[Chunk]:
         """The chunks `groups` may read: both the stored access keys and the stored access list must agree."""
-        return [c for c, keys in zip(self.chunks, self.readers, strict=True) if keys & groups and c.readable_by(groups)]
+        return [self.chunks[i] for i in np.flatnonzero(self.mask(groups)).tolist()]
+
+    def mask(self, groups: frozenset[str]) -> np.ndarray:
+        """One bool per row: may `groups` read it. Computed once per group-set per table (the table never changes)."""
+        held = self._masks.get(groups)
+        if held is None:
+            held = np.fromiter(
+                (bool(keys & groups) and c.readable_by(groups) for c, keys in zip(self.chunks, self.readers, strict=True)),
+                dtype=bool, count=len(self.chunks))
+            held.setflags(write=False)
+            if len(self._masks) >= 64:  # many distinct group-sets: start over rather than grow without end
+                self._masks.clear()  # (one atomic step: requests in other threads may be reading masks)
+            self._masks[groups] = held
+        return held
 
     def may_read(self, chunk_id: str, groups: frozenset[str]) -> bool:
         row = self._rows.get(chunk_id)
         return row is not None and bool(self.readers[row] & groups) and self.chunks[row].readable_by(groups)
+
+    def nearest(self, vector: Sequence[float] | np.ndarray, k: int, groups: frozenset[str]) -> list[tuple[Chunk, float]]:
+        """The k rows `groups` may read with the highest cosine similarity to the (unit) query, best first.
+
+        Only the readable rows are ranked (the mask selects them before any
+        ordering), ties broken by id so the result does not depend on the order
+        of equal scores.
+        """
+        readable = np.flatnonzero(self.mask(groups))
+        if k <= 0 or readable.size == 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        if readable.size * 2 < len(self.chunks):  # a narrow reader: multiply only its rows
+            scores = self.vectors[readable] @ query
+        else:
+            scores = (self.vectors @ query)[readable]
+        if scores.size > k:  # keep every tie of the k-th score, so the id tie-break decides, not the partition
+            kth = np.partition(scores, scores.size - k)[scores.size - k]
+            keep = np.flatnonzero(scores >= kth)
+            readable, scores = readable[keep], scores[keep]
+        order = sorted(range(readable.size), key=lambda i: (-float(scores[i]), int(readable[i])))[:k]
+        return [(self.chunks[int(readable[i])], float(scores[i])) for i in order]
 
     def similarities(self, vector: Sequence[float] | np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of the (unit) query vector to each known id's stored (unit) vector."""

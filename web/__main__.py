@@ -8,15 +8,27 @@ loaded — so visitors keep getting answers while authors publish.
 
 With `--ingest`, the content folder is synced into the index first, in the
 same process, so the embedding model is imported once for both (`make serve`).
+
+With `--workers N` (`make serve WORKERS=N`), N uvicorn worker processes
+serve requests; this process stays the index's only writer (the lock, the
+hand-off listener, `--ingest`) and the workers only read. Each worker holds
+its own model and chunk table, so several processes must share the index
+through a Chroma server (`CHROMA_URL`): embedded Chroma is one process's. Each
+worker's table follows the server's index pointer on every query, as a single
+process's does, so an ingest applied here is served by every worker from its
+next query on. Per-process state (rate-limit counters, recent answers held in
+memory) is per worker; threads and the answer log live in the shared database.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 import uvicorn
+from starlette.applications import Starlette
 
 from retrieval.handoff import IngestListener
 from retrieval.lock import owner_lock
@@ -27,11 +39,29 @@ from .settings import Settings
 log = logging.getLogger("web")
 
 
+def worker_app() -> Starlette:
+    """One worker's app (uvicorn calls this in each worker process): model loaded and table read before serving."""
+    from retrieval.viewer import Viewer
+
+    app = create_app(Settings.from_env())
+    try:
+        app.state.services.answerer.retriever.search("warm up", Viewer.anonymous())
+    except Exception as exc:  # an unreachable store is reported per request, as in a single process; the worker serves
+        log.warning("worker warm-up failed: %s", exc)
+    return app
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m web", description=__doc__)
     parser.add_argument("--ingest", action="store_true", help="sync content into the index before serving")
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS") or 1),
+                        help="worker processes serving requests (more than one needs CHROMA_URL)")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    if args.workers > 1 and not settings.chroma_url:
+        parser.error("--workers above 1 needs CHROMA_URL (a `chroma run` server): embedded Chroma is one process's")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
     services = app.state.services
@@ -46,11 +76,17 @@ def main(argv: list[str] | None = None) -> int:
             if args.ingest:
                 report = services.ingest()
                 log.info("ingest: %s", report.summary().replace("\n", " | "))
-            if embedder is not None:
-                embedder.embed(["warm up"])  # load the model before the first visitor arrives
-            log.info("index holds %d chunks; serving on http://%s:%d; `make ingest` hands its runs to this server (%s)",
-                     services.store.count(), settings.host, settings.port, listener.path)
-            uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+            log.info("index holds %d chunks; serving on http://%s:%d with %d worker(s); `make ingest` hands its runs "
+                     "to this server (%s)", services.store.count(), settings.host, settings.port, args.workers, listener.path)
+            if args.workers > 1:
+                # The cores are shared: each worker's model gets its share of threads instead of all of them.
+                os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
+                uvicorn.run("web.__main__:worker_app", factory=True, workers=args.workers, host=settings.host,
+                            port=settings.port, log_level="info")
+            else:
+                if embedder is not None:
+                    embedder.embed(["warm up"])  # load the model before the first visitor arrives
+                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
         finally:
             listener.close()
     return 0

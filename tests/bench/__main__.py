@@ -1,4 +1,4 @@
-"""`make bench` — ingest, re-ingest, query, scale, server load, publish-to-answerable and a baseline, as JSON.
+"""`make bench` — ingest, re-ingest, query, scale, server load (1, 2, 4 workers), publish-to-answerable and a baseline, as JSON.
 
 Benchmarks, not tests: nothing here asserts a time. Each figure is a median
 over several runs (latencies are reported as p50/p95 of their distribution).
@@ -225,6 +225,12 @@ def bench_server(work: Path, site: Path, requests: int, concurrency: int) -> dic
     return run_load(data_dir=work / "data", content_dir=site, requests=requests, concurrency=concurrency)
 
 
+def bench_workers(work: Path, site: Path, requests: int, concurrency: int) -> dict[str, Any]:
+    from .load import run_workers
+
+    return run_workers(work=work, content_dir=site, workers=(1, 2, 4), requests=requests, concurrency=concurrency)
+
+
 def print_table(report: dict[str, Any]) -> None:
     def rows(prefix: str, value: Any) -> list[tuple[str, str]]:
         if isinstance(value, dict):
@@ -247,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,publish,baseline")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,workers,publish,baseline")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
@@ -269,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             report["baseline_comparison"] = bench_baseline(content, work, store, embedder, questions)
         if "server" not in skip:
             report["server"] = bench_server(work, site, args.requests, args.concurrency)
+        if "workers" not in skip:
+            report["workers"] = bench_workers(work, site, args.requests, args.concurrency)
         if "publish" not in skip:
             from retrieval.models import provision_default_model
 

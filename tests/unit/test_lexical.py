@@ -105,3 +105,23 @@ def test_empty_store_and_empty_terms_give_no_hits():
 def test_a_search_needs_reader_groups():
     with pytest.raises(ValueError, match="reader group"):
         LexicalSearcher(store_with()).search("refunds", 5, frozenset())
+
+
+def test_the_term_cache_tokenizes_a_chunk_again_only_when_what_bm25_reads_changed(monkeypatch):
+    from dataclasses import replace
+
+    import retrieval.lexical as lexical
+    from retrieval.lexical import TermCache
+
+    calls: list[str] = []
+    real = lexical.tokenize
+    monkeypatch.setattr(lexical, "tokenize", lambda text: calls.append(text) or real(text))
+    chunk = make_chunk("guides/retries", "schedule", "Failed deliveries are retried 15 times.", heading="Retry schedule")
+    terms = TermCache()
+    first = terms.of(chunk)
+    assert terms.of(chunk) == first and len(calls) == 1  # unchanged: no second tokenize
+    assert terms.of(replace(chunk, access=("staff",))) == first and len(calls) == 1  # access is not what BM25 reads
+    edited = replace(chunk, text="Failed deliveries are retried 20 times.")
+    assert "20" in terms.of(edited) and len(calls) == 2
+    assert "zebra" in terms.of(replace(edited, heading_path=("Zebra",))) and len(calls) == 3
+    assert LexicalIndex.build([edited], terms=terms).search("retried 20", 1)[0][0] == edited

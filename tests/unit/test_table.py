@@ -52,3 +52,22 @@ def test_similarities_are_the_dot_products_of_the_stored_unit_vectors():
 def test_an_empty_table_has_no_rows_and_no_similarities():
     empty = ChunkTable.build([], dimension=8)
     assert len(empty) == 0 and empty.vectors.shape == (0, 8) and empty.similarities([0.0] * 8, ["x"]) == {}
+
+
+def test_nearest_ranks_only_the_rows_the_reader_may_read():
+    t, embedder = table(), HashEmbedder()
+    query = embedder.embed([SECRET.embedding_text])[0]  # the restricted chunk is the closest row
+    assert [c.id for c, _ in t.nearest(query, 1, STAFF)] == [SECRET.id]
+    public = t.nearest(query, 10, PUBLIC)
+    assert [c.id for c, _ in public] == [OPEN.id]  # never the restricted row, nor the stale-key one, however deep
+    assert math.isclose(public[0][1], t.similarities(query, [OPEN.id])[OPEN.id], abs_tol=1e-6)
+    assert t.nearest(query, 0, STAFF) == [] and t.nearest(query, 5, frozenset({"nobody"})) == []
+
+
+def test_nearest_orders_by_similarity_then_id_and_cuts_at_k():
+    chunks = [make_chunk("a/p", f"s{i}", f"text {i}") for i in range(6)]
+    vectors = [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.6, 0.8], [1.0, 0.0], [0.0, 1.0]]
+    t = ChunkTable.build([Record(c, v, frozenset({"public"})) for c, v in zip(chunks, vectors, strict=True)])
+    got = t.nearest([1.0, 0.0], 4, PUBLIC)
+    assert [c.id for c, _ in got] == sorted(c.id for c in (chunks[0], chunks[2], chunks[4])) + [chunks[3].id]
+    assert [round(s, 3) for _, s in got] == [1.0, 1.0, 1.0, 0.6]

@@ -1,0 +1,82 @@
+"""Bring a chunk table up to the store's new generation by re-reading only what changed.
+
+Reading the whole index (texts, metadata, vectors) after every ingest cost
+2.6 s at 10k chunks and 30 s at 100k, paid by the first query after the
+change. Here the store is asked for its metadata only (`hashes()`: no texts,
+no vectors), each stored id is compared with the row the table holds, and:
+
+- an unchanged row (same content hash, same metadata, same access keys) is reused with its vector;
+- a row whose text is unchanged but whose metadata or access moved (a page
+  restricted, lines shifted) is rebuilt from the new metadata, keeping its vector;
+- a new or edited chunk is read from the store (text and vector);
+- an id the store no longer has is dropped.
+
+Access comes from the new metadata for every row that changed, so a chunk
+restricted by a re-ingest is restricted in the refreshed table. Texts are
+read before vectors and a writer replaces both at once, so a write racing
+this refresh can only leave a row's vector newer than its text; its hash then
+differs from the store's at the next generation (every write moves it), and
+the row is read again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from ingest.documents import Chunk
+
+from .store import chunk_from_record, readers_of
+from .table import ChunkTable
+
+
+class DiffSource(Protocol):
+    """A store that can list every chunk's hash and metadata, and read chunks and vectors by id."""
+
+    def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]: ...
+
+    def chunks(self, groups: Any = None, ids: Any = None) -> list[Chunk]: ...
+
+    def vectors(self, ids: Any) -> list[list[float]]: ...
+
+
+def can_diff(store: object) -> bool:
+    return all(callable(getattr(store, name, None)) for name in ("hashes", "chunks", "vectors"))
+
+
+def refresh_table(table: ChunkTable, store: DiffSource) -> tuple[ChunkTable, int]:
+    """The table of the store's current content and how many rows were re-read; unchanged rows are reused."""
+    stored = store.hashes()
+    ids = sorted(stored)
+    reuse: list[int] = []  # for each new row: the old row whose vector it keeps, or -1 (re-read)
+    chunks: list[Chunk | None] = []
+    readers: list[frozenset[str]] = []
+    for chunk_id in ids:
+        digest, meta = stored[chunk_id]
+        row = table.row(chunk_id)
+        keys = readers_of(meta)
+        if row is None or table.chunks[row].hash != digest:
+            reuse.append(-1)
+            chunks.append(None)
+        else:
+            old = table.chunks[row]
+            relabelled = chunk_from_record(chunk_id, old.text, meta)
+            reuse.append(row)
+            chunks.append(old if relabelled == old else relabelled)
+        readers.append(keys)
+    missing = [chunk_id for chunk_id, row in zip(ids, reuse, strict=True) if row < 0]
+    fresh = {c.id: c for c in store.chunks(ids=missing)} if missing else {}
+    fresh_vectors = dict(zip(missing, store.vectors(missing), strict=True)) if missing else {}
+    keep = [i for i, chunk_id in enumerate(ids) if reuse[i] >= 0 or (chunk_id in fresh and chunk_id in fresh_vectors)]
+    rows = [chunks[i] if reuse[i] >= 0 else fresh[ids[i]] for i in keep]
+    dimension = table.dimension or (len(next(iter(fresh_vectors.values()))) if fresh_vectors else 0)
+    vectors = np.empty((len(keep), dimension), dtype=np.float32)
+    old_rows = np.asarray([reuse[i] for i in keep], dtype=np.int64)
+    reused = old_rows >= 0
+    if reused.any():
+        vectors[reused] = table.vectors[old_rows[reused]]
+    for at in np.flatnonzero(~reused).tolist():
+        vectors[at] = np.asarray(fresh_vectors[ids[keep[at]]], dtype=np.float32)
+    return ChunkTable.of_rows(tuple(c for c in rows if c is not None), vectors, tuple(readers[i] for i in keep)), len(missing)
+

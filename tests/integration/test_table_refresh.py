@@ -1,0 +1,66 @@
+"""The chunk table after a re-ingest, on real Chroma (embedded and a `chroma run` server): only changed rows are
+read again, the result equals a whole read of the new generation, and a restricted chunk is never served."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+
+from ingest.corpus import load_corpus
+from retrieval.indexer import sync_index
+from retrieval.search import HybridRetriever
+from retrieval.store import ChromaStore
+from retrieval.table import ChunkTable
+from retrieval.viewer import Viewer
+from tests.chroma_server import chroma_binary, chroma_server, edit, write_site
+from tests.conftest import require
+from tests.fakes import HashEmbedder
+
+pytestmark = pytest.mark.integration
+
+ANON = Viewer.anonymous()
+STAFF = Viewer.of(["staff"])
+WINDOWS = "doc:billing/refunds#refund-windows"
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory):
+    require(chroma_binary() is not None, "the `chroma` CLI is needed for server-mode tests")
+    with chroma_server(tmp_path_factory.mktemp("server") / "chroma") as url:
+        yield url
+
+
+@pytest.fixture(params=["embedded", "server"])
+def store(request, tmp_path) -> ChromaStore:
+    name = f"t{uuid.uuid4().hex[:8]}docs"
+    if request.param == "embedded":
+        return ChromaStore(path=str(tmp_path / "chroma"), name=name)
+    return ChromaStore(url=request.getfixturevalue("server_url"), name=name)
+
+
+def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_one(store, tmp_path):
+    site = write_site(tmp_path / "site")
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), store, embedder)
+    hybrid = HybridRetriever(store, embedder)
+    question = "Annual plans can be refunded within 30 days of purchase."
+    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
+    assert hybrid.lexical.reread == len(store.chunks())  # the first table is one whole read
+
+    # One paragraph edited (text changes), one page restricted (access changes, text does not).
+    edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    report = sync_index(load_corpus(site), store, embedder)
+    assert report.chunks_embedded == 1
+
+    for q in (question, "refunded annual plans purchase"):  # dense and BM25 routes
+        assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
+    assert hybrid.lexical.reread == 1  # only the edited chunk was read again; the restricted ones were relabelled
+    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, STAFF).hits]
+    assert "12 times over 48 hours" in hybrid.search("how many times is a failed delivery retried", ANON).hits[0].chunk.text
+
+    held, whole = hybrid.lexical.table(), ChunkTable.build(store.records())
+    assert held.chunks == whole.chunks and held.readers == whole.readers
+    assert np.allclose(held.vectors, whole.vectors, atol=1e-6)
