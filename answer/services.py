@@ -6,9 +6,9 @@ from typing import Any
 
 from ingest.settings import Settings
 from ingest.site import SiteConfig, load_site_config
+from retrieval.protocols import StoreReader
 from retrieval.search import HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
-from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
 from .audit import SQLiteAuditLog
@@ -52,7 +52,7 @@ def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJu
     return ExtractiveGenerator(embedder, judge=judge)
 
 
-def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
+def build_answerer(settings: Settings, *, store: StoreReader | None = None) -> Answerer:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
@@ -74,7 +74,7 @@ def build_checker(settings: Settings) -> SupportChecker:
     return DeterministicChecker()
 
 
-def changed_sources(store: ChromaStore, record: dict[str, Any]) -> dict[str, str]:
+def changed_sources(store: StoreReader, record: dict[str, Any]) -> dict[str, str]:
     """Cited chunk id → 'changed' or 'removed' when the live index no longer matches the answer."""
     cited = {c["chunk_id"]: c["hash"] for claim in record.get("claims", []) for c in claim["citations"]}
     live = {chunk.id: chunk.hash for chunk in store.chunks(ids=sorted(cited))}

@@ -6,12 +6,13 @@ from ingest.settings import Settings
 
 from .embedder import SentenceTransformerEmbedder
 from .models import DEFAULT_MODEL_NAME, resolve_model
+from .protocols import Store, StoreReader
 from .rerank import CrossEncoderReranker, Reranker, SignalReranker
 from .search import HybridRetriever
 from .store import ChromaStore
 
 
-def open_store(settings: Settings) -> ChromaStore:
+def open_store(settings: Settings) -> Store:
     """Embedded Chroma under DATA_DIR, or the Chroma server at CHROMA_URL."""
     if settings.chroma_url:
         return ChromaStore(url=settings.chroma_url)
@@ -25,7 +26,7 @@ def open_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(location, model_id=model_id)
 
 
-def open_retriever(settings: Settings, store: ChromaStore | None = None, embedder: SentenceTransformerEmbedder | None = None) -> HybridRetriever:
+def open_retriever(settings: Settings, store: StoreReader | None = None, embedder: SentenceTransformerEmbedder | None = None) -> HybridRetriever:
     """The retriever, refusing to read an index built by another embedder."""
     store = store or open_store(settings)
     embedder = embedder or open_embedder(settings)

@@ -31,6 +31,7 @@ from answer.pipeline import Answerer
 from ingest.corpus import Corpus
 from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
+from retrieval.protocols import Store
 from retrieval.viewer import Viewer
 
 from . import render
@@ -64,7 +65,7 @@ def viewer_for(request: Request) -> Viewer:
 
 
 def create_app(
-    settings: Settings, *, answerer: Answerer | None = None, store: Any = None, corpus: Corpus | None = None
+    settings: Settings, *, answerer: Answerer | None = None, store: Store | None = None, corpus: Corpus | None = None
 ) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code

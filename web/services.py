@@ -26,6 +26,7 @@ from ingest.settings import Settings
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
+from retrieval.protocols import Store
 from retrieval.viewer import Viewer
 
 from .thread import Threads
@@ -39,7 +40,7 @@ CORPUS_TTL = 1.0
 class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: Any, corpus: Corpus | None = None) -> None:
+    def __init__(self, settings: Settings, answerer: Answerer | None, store: Store | None, corpus: Corpus | None = None) -> None:
         self.settings = settings
         self._answerer = answerer
         self._store = store
@@ -75,7 +76,7 @@ class Services:
         return rewrite(question, history, self.condenser)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         if self._store is None:
             from retrieval.services import open_store
 
