@@ -63,6 +63,11 @@ class ChromaIndex:
         return self._client
 
     @property
+    def name(self) -> str:
+        """The store's name: its pointer is `<name>-active`, its builds `<name>-<time>-<hex>`."""
+        return self._name
+
+    @property
     def location(self) -> str:
         return self._path or self._url or ""
 
