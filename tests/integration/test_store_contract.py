@@ -290,8 +290,8 @@ def test_real_model_noop_reingest_of_content_embeds_nothing(content_index, corpu
 def test_a_reader_holding_the_old_collection_sees_a_full_rebuild_within_the_pointer_ttl(make_store, site):
     import time
 
+    from retrieval.chroma import POINTER_TTL
     from retrieval.errors import StoreUnavailableError
-    from retrieval.store import POINTER_TTL
 
     reader, builder = make_store(), make_store()  # two handles, as a web process and an ingest process
     embedder = HashEmbedder()
