@@ -19,7 +19,7 @@ from .errors import IndexMismatchError, StoreUnavailableError
 from .records import Manifest
 
 POINTER_TTL = 1.0
-_BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what new_build_name appends to the store name
+_BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what `_new_build` appends to the store name
 
 
 class ChromaIndex:
@@ -30,7 +30,7 @@ class ChromaIndex:
             raise ValueError("ChromaStore needs exactly one of path= (embedded) or url= (server)")
         self._path = path
         self._url = url
-        self._name = name
+        self.name = name  # its pointer is `<name>-active`, its builds `<name>-<time>-<hex>`
         self._client: Any = None
         self._collection: Any = None
         self._collection_name: str | None = None
@@ -63,11 +63,6 @@ class ChromaIndex:
         return self._client
 
     @property
-    def name(self) -> str:
-        """The store's name: its pointer is `<name>-active`, its builds `<name>-<time>-<hex>`."""
-        return self._name
-
-    @property
     def location(self) -> str:
         return self._path or self._url or ""
 
@@ -92,7 +87,7 @@ class ChromaIndex:
 
     @property
     def _pointer_name(self) -> str:
-        return f"{self._name}-active"
+        return f"{self.name}-active"
 
     def manifest(self) -> Manifest | None:
         """The manifest of the live index, or None when nothing was ever built."""
@@ -173,7 +168,7 @@ class ChromaIndex:
 
     def _new_build(self) -> Any:
         """A new, empty chunk collection for a full rebuild; served only once `_activate` points at it."""
-        name = f"{self._name}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        name = f"{self.name}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         return self._call(
             "create collection",
             self._connect().create_collection,
@@ -206,7 +201,7 @@ class ChromaIndex:
 
     def _is_build(self, name: str) -> bool:
         """True for a chunk collection of this store (not one of another store whose name shares a prefix)."""
-        return name.startswith(self._name) and bool(_BUILD_SUFFIX.fullmatch(name[len(self._name) :]))
+        return name.startswith(self.name) and bool(_BUILD_SUFFIX.fullmatch(name[len(self.name) :]))
 
     def _drop_orphans(self, keep: str) -> None:
         """Delete collections left by rebuilds that died before switching over."""
