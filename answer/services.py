@@ -8,9 +8,9 @@ from typing import Any
 from ingest.site import SiteConfig, load_site_config
 from retrieval.embedder import Embedder
 from retrieval.lexical import ChunkSource, LexicalSearcher
+from retrieval.protocols import StoreReader
 from retrieval.search import DenseRetriever, HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
-from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
 from .audit import SQLiteAuditLog
@@ -75,7 +75,7 @@ class Components:
     condenser: Condenser
 
 
-def build_components(settings: Settings, *, store: ChromaStore | None = None) -> Components:
+def build_components(settings: Settings, *, store: StoreReader | None = None) -> Components:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
@@ -106,7 +106,7 @@ def condenser_for(generator: Generator) -> Condenser:
     return LLMCondenser(generator) if isinstance(generator, LiteLLMGenerator) else CarrySubject()
 
 
-def build_answerer(settings: Settings, *, store: ChromaStore | None = None) -> Answerer:
+def build_answerer(settings: Settings, *, store: StoreReader | None = None) -> Answerer:
     return build_components(settings, store=store).answerer
 
 

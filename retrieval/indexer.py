@@ -35,7 +35,8 @@ from ingest.documents import Chunk
 
 from .embedder import Embedder
 from .errors import IndexMismatchError
-from .store import ChromaStore, Manifest, StoreWriter, chunk_from_record, chunk_metadata
+from .protocols import Store, StoreWriter
+from .records import Manifest, Row
 
 EMBED_BATCH = 64
 
@@ -90,18 +91,18 @@ class Plan:
     delete: tuple[str, ...]
 
 
-def plan_sync(chunks: Sequence[Chunk], existing: dict[str, tuple[str, dict[str, Any]]], keep: set[str]) -> Plan:
-    """Diff wanted chunks against stored (id → (hash, metadata)); ids in `keep` are never deleted."""
+def plan_sync(chunks: Sequence[Chunk], existing: dict[str, Row], keep: set[str]) -> Plan:
+    """Diff wanted chunks against the stored rows by id; ids in `keep` are never deleted."""
     wanted = {chunk.id for chunk in chunks}
     delete = sorted(set(existing) - wanted - keep)
-    vector_of = {existing[cid][0]: cid for cid in delete}  # hash → a stale id holding that text's vector
+    vector_of = {existing[cid].hash: cid for cid in delete}  # hash → a stale id holding that text's vector
     embed: list[Chunk] = []
     reuse: list[tuple[Chunk, str]] = []
     update: list[Chunk] = []
     for chunk in chunks:
         stored = existing.get(chunk.id)
-        if stored is not None and stored[0] == chunk.hash:
-            if stored[1] != chunk_metadata(chunk):
+        if stored is not None and stored.hash == chunk.hash:
+            if not stored.matches(chunk):
                 update.append(chunk)
         elif chunk.hash in vector_of:
             reuse.append((chunk, vector_of[chunk.hash]))
@@ -110,21 +111,21 @@ def plan_sync(chunks: Sequence[Chunk], existing: dict[str, tuple[str, dict[str, 
     return Plan(tuple(embed), tuple(reuse), tuple(update), tuple(delete))
 
 
-def tightened(chunk: Chunk, stored_meta: dict[str, Any]) -> Chunk | None:
+def tightened(chunk: Chunk, stored: Row) -> Chunk | None:
     """The stored chunk's record with only the groups both access lists share, or None when nothing narrows.
 
     For a chunk whose text changed: the old text may not become readable by a
     group the new access list adds (that waits for the new text), but must
     stop being readable at once by every group it drops.
     """
-    old = chunk_from_record(chunk.id, "", stored_meta)
+    old = stored.chunk
     keep = tuple(g for g in old.access if g in chunk.access)
     return None if keep == old.access else replace(old, access=keep)
 
 
 def sync_index(
     corpus: Corpus,
-    store: ChromaStore,
+    store: Store,
     embedder: Embedder,
     *,
     full: bool = False,
@@ -141,9 +142,7 @@ def sync_index(
     if current is not None and not full:
         current.check_embedder(embedder.id)
     dimension = current.dimension if current is not None and not full else embedder.dimension
-    manifest = Manifest(
-        embedder=embedder.id, dimension=dimension, content_root=str(corpus.root), site=corpus.site.fingerprint
-    )
+    manifest = Manifest(embedder=embedder.id, dimension=dimension, site=corpus.site.fingerprint)
     previous = _stored(store) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
     kept = _kept_for_failed(previous, failed_sources)
@@ -232,9 +231,9 @@ def _settle(pending: tuple[Future[None], int] | None, tick: Progress | None) -> 
     return pending[1]
 
 
-def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, tuple[str, dict[str, Any]]], report: IndexReport) -> None:
+def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, Row], report: IndexReport) -> None:
     """Make deletions and access changes live before anything is embedded, and say so to readers."""
-    narrowed = [n for n in (tightened(c, previous[c.id][1]) for c in plan.embed if c.id in previous) if n is not None]
+    narrowed = [n for n in (tightened(c, previous[c.id]) for c in plan.embed if c.id in previous) if n is not None]
     live.update_metadata(list(plan.update) + narrowed)
     live.delete(plan.delete)
     live.mark_changed()
@@ -243,9 +242,9 @@ def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, tuple[str, 
     report.chunks_deleted = len(plan.delete)
 
 
-def _stored(store: ChromaStore) -> dict[str, tuple[str, dict[str, Any]]]:
+def _stored(store: Store) -> dict[str, Row]:
     try:
-        return store.hashes()
+        return {row.chunk.id: row for row in store.rows()}
     except IndexMismatchError:  # the live collection is gone; only a full rebuild gets here (open_for_write)
         return {}
 
@@ -262,25 +261,25 @@ def _check_vectors(vectors: Sequence[Sequence[float]], expected: int, manifest: 
             )
 
 
-def _kept_for_failed(previous: dict[str, tuple[str, dict[str, Any]]], failed_sources: set[str]) -> set[str]:
+def _kept_for_failed(previous: dict[str, Row], failed_sources: set[str]) -> set[str]:
     """Chunk ids a failed page keeps: those written in its file, and those of the same page written in a
     partial it renders (their `source` is the partial's file, their page is the failed one)."""
-    failed_pages = {meta.get("doc_id") for _, meta in previous.values() if meta.get("source") in failed_sources}
-    return {cid for cid, (_, meta) in previous.items()
-            if meta.get("source") in failed_sources or meta.get("doc_id") in failed_pages}
+    failed_pages = {row.chunk.doc_id for row in previous.values() if row.chunk.source in failed_sources}
+    return {cid for cid, row in previous.items()
+            if row.chunk.source in failed_sources or row.chunk.doc_id in failed_pages}
 
 
 def _count_pages(
     report: IndexReport,
     corpus: Corpus,
     chunks: Sequence[Chunk],
-    previous: dict[str, tuple[str, dict[str, Any]]],
+    previous: dict[str, Row],
     failed_sources: set[str],
     plan: Plan,
 ) -> None:
     before: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for cid, (digest, meta) in previous.items():
-        before[meta.get("source", "")].add((cid, digest))
+    for cid, row in previous.items():
+        before[row.chunk.source].add((cid, row.hash))
     after: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for chunk in chunks:
         after[chunk.source].add((chunk.id, chunk.hash))

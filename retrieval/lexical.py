@@ -32,8 +32,9 @@ import numpy as np
 from ingest.documents import Chunk
 from ingest.text import tokenize
 
+from .records import Record
 from .refresh import can_diff, refresh_table
-from .table import ChunkTable, Record
+from .table import ChunkTable
 
 
 def searchable_text(chunk: Chunk) -> str:

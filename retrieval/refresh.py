@@ -2,7 +2,7 @@
 
 Reading the whole index (texts, metadata, vectors) after every ingest cost
 2.6 s at 10k chunks and 30 s at 100k, paid by the first query after the
-change. Here the store is asked for its metadata only (`hashes()`: no texts,
+change. Here the store is asked for its metadata only (`rows()`: no texts,
 no vectors), each stored id is compared with the row the table holds, and:
 
 - an unchanged row (same content hash, same metadata, same access keys) is reused with its vector;
@@ -21,50 +21,51 @@ the row is read again.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Protocol
 
 import numpy as np
 
 from ingest.documents import Chunk
 
-from .store import chunk_from_record, readers_of
+from .records import Row
 from .table import ChunkTable
 
 
 class DiffSource(Protocol):
-    """A store that can list every chunk's hash and metadata, and read chunks and vectors by id."""
+    """A store that can list every chunk's stored row (metadata, no text), and read chunks and vectors by id."""
 
-    def hashes(self) -> dict[str, tuple[str, dict[str, Any]]]: ...
+    def rows(self) -> list[Row]: ...
 
-    def chunks(self, groups: Any = None, ids: Any = None) -> list[Chunk]: ...
+    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
 
-    def vectors(self, ids: Any) -> list[list[float]]: ...
+    def vectors(self, ids: Sequence[str]) -> list[list[float]]: ...
 
 
 def can_diff(store: object) -> bool:
-    return all(callable(getattr(store, name, None)) for name in ("hashes", "chunks", "vectors"))
+    return all(callable(getattr(store, name, None)) for name in ("rows", "chunks", "vectors"))
 
 
 def refresh_table(table: ChunkTable, store: DiffSource) -> tuple[ChunkTable, int]:
     """The table of the store's current content and how many rows were re-read; unchanged rows are reused."""
-    stored = store.hashes()
+    stored = {row.chunk.id: row for row in store.rows()}
     ids = sorted(stored)
     reuse: list[int] = []  # for each new row: the old row whose vector it keeps, or -1 (re-read)
     chunks: list[Chunk | None] = []
     readers: list[frozenset[str]] = []
     for chunk_id in ids:
-        digest, meta = stored[chunk_id]
+        listed = stored[chunk_id]
         row = table.row(chunk_id)
-        keys = readers_of(meta)
-        if row is None or table.chunks[row].hash != digest:
+        if row is None or table.chunks[row].hash != listed.hash:
             reuse.append(-1)
             chunks.append(None)
         else:
             old = table.chunks[row]
-            relabelled = chunk_from_record(chunk_id, old.text, meta)
+            relabelled = replace(listed.chunk, text=old.text)
             reuse.append(row)
             chunks.append(old if relabelled == old else relabelled)
-        readers.append(keys)
+        readers.append(listed.readers)
     missing = [chunk_id for chunk_id, row in zip(ids, reuse, strict=True) if row < 0]
     fresh = {c.id: c for c in store.chunks(ids=missing)} if missing else {}
     fresh_vectors = dict(zip(missing, store.vectors(missing), strict=True)) if missing else {}

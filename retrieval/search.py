@@ -23,8 +23,8 @@ from .embedder import Embedder
 from .errors import QueryError
 from .fusion import dedupe, reciprocal_rank_fusion
 from .lexical import ChunkSource, LexicalSearcher
+from .protocols import VectorStore
 from .rerank import Candidate, Reranker, SignalReranker
-from .store import VectorStore
 from .viewer import Viewer
 
 MAX_QUESTION_CHARS = 1_000  # the one question limit: the web edge rejects longer, search cuts what reaches it

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .embedder import SentenceTransformerEmbedder
 from .models import recorded_model_id, resolve_model
+from .protocols import Store, StoreReader
 from .rerank import CrossEncoderReranker, Reranker, SignalReranker
 from .search import HybridRetriever
 from .settings import RetrievalSettings as Settings
 from .store import ChromaStore
 
 
-def open_store(settings: Settings) -> ChromaStore:
+def open_store(settings: Settings) -> Store:
     """Embedded Chroma under DATA_DIR, or the Chroma server at CHROMA_URL."""
     if settings.chroma_url:
         return ChromaStore(url=settings.chroma_url)
@@ -24,7 +25,7 @@ def open_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(location, model_id=model_id)
 
 
-def open_retriever(settings: Settings, store: ChromaStore | None = None, embedder: SentenceTransformerEmbedder | None = None) -> HybridRetriever:
+def open_retriever(settings: Settings, store: StoreReader | None = None, embedder: SentenceTransformerEmbedder | None = None) -> HybridRetriever:
     """The retriever, refusing to read an index built by another embedder."""
     store = store or open_store(settings)
     embedder = embedder or open_embedder(settings)

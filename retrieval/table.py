@@ -23,14 +23,7 @@ import numpy as np
 
 from ingest.documents import Chunk
 
-
-@dataclass(frozen=True)
-class Record:
-    """One stored chunk as the store holds it: the chunk, its vector, the groups its access keys admit."""
-
-    chunk: Chunk
-    vector: Sequence[float]
-    readers: frozenset[str]
+from .records import Record
 
 
 @dataclass(frozen=True)

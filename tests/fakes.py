@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from answer.draft import Draft, parse_draft
 from ingest.documents import Chunk, SourceSpan
 from ingest.ids import chunk_id, content_hash, doc_id
-from retrieval.table import Record
+from retrieval.records import acl_filter, chunk_metadata
+from tests.memory_index import admits
 
 
 class HashEmbedder:
@@ -46,7 +47,14 @@ class HashEmbedder:
 
 
 class MemoryStore:
-    """Chunks in a list; cosine similarity; the same ACL rule as the real store."""
+    """The smallest store search accepts: chunks in a list, cosine similarity, Chroma's access filter.
+
+    It has no generation and hands over no records, so search re-reads it
+    (the path a store without a chunk table takes); `tests.memory_index.MemoryIndex`
+    is the full implementation of the store protocols. The access filter is the
+    `where` the real store sends, evaluated on the encoded metadata, so both
+    stores see group names exactly as Chroma does.
+    """
 
     def __init__(self, embedder: HashEmbedder, chunks: Iterable[Chunk] = ()) -> None:
         self.embedder = embedder
@@ -57,17 +65,17 @@ class MemoryStore:
         vectors = self.embedder.embed([c.embedding_text for c in chunks]) if chunks else []
         self.items.extend(zip(chunks, vectors, strict=True))
 
+    def _admitted(self, groups: Iterable[str]) -> list[tuple[Chunk, list[float]]]:
+        where = acl_filter(groups)
+        return [(c, v) for c, v in self.items if admits(where, chunk_metadata(c))]
+
     def count(self, groups: Iterable[str] | None = None) -> int:
-        return len(self.items) if groups is None else len(self.chunks(groups=groups))
+        return len(self.items) if groups is None else len(self._admitted(groups))
 
     def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
-        allowed = set(groups)
-        scored = [
-            (chunk, sum(a * b for a, b in zip(vector, v, strict=True)))
-            for chunk, v in self.items
-            if allowed & set(chunk.access)
-        ]
-        return sorted(scored, key=lambda pair: -pair[1])[:k]
+        readers = frozenset(groups)
+        scored = [(chunk, sum(a * b for a, b in zip(vector, v, strict=True))) for chunk, v in self._admitted(readers)]
+        return [(c, s) for c, s in sorted(scored, key=lambda pair: -pair[1])[:k] if c.readable_by(readers)]
 
     def vectors(self, ids: Sequence[str]) -> list[list[float]]:
         """Stored vectors by id, unfiltered, exactly like ChromaStore.vectors."""
@@ -75,42 +83,10 @@ class MemoryStore:
         return [by_id[i] for i in ids]
 
     def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
-        found = [c for c, _ in self.items if (ids is None or c.id in ids) and (groups is None or set(groups) & set(c.access))]
+        readers = None if groups is None else frozenset(groups)
+        pairs = self.items if readers is None else self._admitted(readers)
+        found = [c for c, _ in pairs if (ids is None or c.id in ids) and (readers is None or c.readable_by(readers))]
         return sorted(found, key=lambda c: c.id)
-
-
-class VersionedStore(MemoryStore):
-    """A MemoryStore that, like ChromaStore, says when it changed and hands over its records and nearest ids.
-
-    Every write (assigning `items`, `add`) moves the generation, as every
-    ingest's access step and commit move the real store's.
-    """
-
-    def __init__(self, embedder: HashEmbedder, chunks: Iterable[Chunk] = ()) -> None:
-        self._generation = 0
-        super().__init__(embedder, chunks)
-
-    @property
-    def items(self) -> list[tuple[Chunk, list[float]]]:
-        return self._items
-
-    @items.setter
-    def items(self, value: list[tuple[Chunk, list[float]]]) -> None:
-        self._items = value
-        self._generation += 1
-
-    def add(self, chunks: list[Chunk]) -> None:
-        super().add(chunks)
-        self._generation += 1
-
-    def generation(self) -> str:
-        return str(self._generation)
-
-    def records(self) -> list[Record]:
-        return [Record(c, v, frozenset(c.access)) for c, v in self.items]
-
-    def nearest(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[str, float]]:
-        return [(c.id, s) for c, s in self.query(vector, k, groups)]
 
 
 class ScriptedGenerator:

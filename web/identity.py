@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ingest.documents import GROUP_RULE, is_group_name
-from retrieval.store import MAX_GROUPS
+from retrieval.records import MAX_GROUPS
 from retrieval.viewer import Viewer
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from ingest.corpus import load_corpus
-from retrieval.store import ChromaStore, chunk_metadata
+from retrieval.records import Row
+from retrieval.store import ChromaStore
 from tests.chroma_server import edit
 from tests.conftest import CONTENT, REPO
 
@@ -78,9 +79,9 @@ def test_killed_runs_converge_to_a_clean_build(tmp_path, model_dir, real_embedde
 
     expected = {c.id: c for c in load_corpus(root).chunks()}
     store = ChromaStore(path=str(data_dir / "chroma"))
-    metas = store.hashes()
+    rows = store.rows()
     assert store.count() == len(expected)  # no duplicates, no leftovers
-    assert {cid: meta for cid, (_, meta) in metas.items()} == {cid: chunk_metadata(c) for cid, c in expected.items()}
+    assert {row.chunk.id: row for row in rows} == {cid: Row.of(c) for cid, c in expected.items()}
     assert {c.id: c.text for c in store.chunks()} == {cid: c.text for cid, c in expected.items()}
     assert [n for n in store.collections() if n.startswith("docs")] == sorted(["docs-active", store._live().name])
 

@@ -18,8 +18,9 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
+from retrieval.records import acl_key
 from retrieval.services import open_retriever
-from retrieval.store import ChromaStore, acl_key
+from retrieval.store import ChromaStore
 from tests.chroma_server import SITE_PAGES, write_site
 from web.app import create_app
 from web.settings import Settings

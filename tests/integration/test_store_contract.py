@@ -1,8 +1,11 @@
-"""One suite, two storage modes: embedded Chroma (PersistentClient) and a real `chroma run` server.
+"""One store contract, three implementations: the in-memory store, embedded Chroma and a real `chroma run` server.
 
 Each test builds a small site into a store, mutates the content the way an
 author would, re-ingests, and checks the stored index against what a clean
 build of the mutated content holds: same ids, hashes, text and metadata.
+Every test takes `make_store`, so the fake the unit tests rely on is held to
+exactly what Chroma does; only the paging of whole-index reads, which the
+in-memory store has no reason to do, is checked against the two Chroma modes alone.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ import pytest
 from ingest.corpus import load_corpus
 from retrieval.errors import IndexMismatchError
 from retrieval.indexer import sync_index
-from retrieval.store import ChromaStore, chunk_metadata
-from tests.chroma_server import chroma_binary, chroma_server, edit, write_site
+from retrieval.protocols import Store
+from retrieval.records import Row
+from retrieval.store import ChromaStore
+from tests.chroma_server import SITE_PAGES, chroma_binary, chroma_server, edit, write_site
 from tests.conftest import require
 from tests.fakes import HashEmbedder
+from tests.memory_index import MemoryIndex, MemorySpace
 
 pytestmark = pytest.mark.integration
 
@@ -32,19 +38,24 @@ def server_url(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(params=["embedded", "server"])
-def make_store(request, tmp_path):
-    """A factory of stores in one Chroma (embedded folder or the test server); names isolate tests."""
+def store_factory(kind: str, request, tmp_path: Path):  # noqa: ANN001, ANN201
+    """Stores in one backing space (an in-memory space, an embedded folder or the test server); names isolate tests."""
     prefix = f"t{uuid.uuid4().hex[:8]}"
-    if request.param == "embedded":
-        location = {"path": str(tmp_path / "chroma")}
-    else:
-        location = {"url": request.getfixturevalue("server_url")}
+    if kind == "memory":
+        space = MemorySpace()
+        return lambda name="docs": MemoryIndex(space=space, name=f"{prefix}{name}")
+    location = {"path": str(tmp_path / "chroma")} if kind == "embedded" else {"url": request.getfixturevalue("server_url")}
+    return lambda name="docs": ChromaStore(**location, name=f"{prefix}{name}")
 
-    def make(name: str = "docs") -> ChromaStore:
-        return ChromaStore(**location, name=f"{prefix}{name}")
 
-    return make
+@pytest.fixture(params=["memory", "embedded", "server"])
+def make_store(request, tmp_path):
+    return store_factory(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["embedded", "server"])
+def make_chroma_store(request, tmp_path):
+    return store_factory(request.param, request, tmp_path)
 
 
 @pytest.fixture
@@ -52,24 +63,28 @@ def site(tmp_path) -> Path:
     return write_site(tmp_path / "site")
 
 
-def stored(store: ChromaStore) -> dict[str, tuple[str, dict]]:
-    """Every stored record: id → (text, metadata)."""
-    metas = store.hashes()
-    return {c.id: (c.text, metas[c.id][1]) for c in store.chunks()}
+def stored(store: Store) -> dict[str, tuple[str, Row]]:
+    """Every stored record: id → (text, decoded metadata)."""
+    rows = {row.chunk.id: row for row in store.rows()}
+    return {c.id: (c.text, rows[c.id]) for c in store.chunks()}
 
 
-def clean_build(root: Path) -> dict[str, tuple[str, dict]]:
+def stored_ids(store: Store) -> list[str]:
+    return sorted(row.chunk.id for row in store.rows())
+
+
+def clean_build(root: Path) -> dict[str, tuple[str, Row]]:
     """What a clean build of the content at `root` stores (text and metadata per id)."""
-    return {c.id: (c.text, chunk_metadata(c)) for c in load_corpus(root).chunks()}
+    return {c.id: (c.text, Row.of(c)) for c in load_corpus(root).chunks()}
 
 
-def vectors(store: ChromaStore) -> dict[str, list[float]]:
-    ids = sorted(store.hashes())
+def vectors(store: Store) -> dict[str, list[float]]:
+    ids = stored_ids(store)
     return dict(zip(ids, store.vectors(ids), strict=True))
 
 
-def own_collections(store: ChromaStore, name: str) -> list[str]:
-    return [c for c in store.collections() if c.startswith(name)]
+def own_collections(store: ChromaStore | MemoryIndex) -> list[str]:
+    return [c for c in store.collections() if c.startswith(store.name)]
 
 
 class FailingEmbedder(HashEmbedder):
@@ -113,7 +128,7 @@ def test_renamed_heading_replaces_the_id(make_store, site):
     sync_index(load_corpus(site), store, HashEmbedder())
     edit(site / "guides/retries.mdx", "## Backoff", "## Exponential backoff")
     report = sync_index(load_corpus(site), store, HashEmbedder())
-    ids = set(store.hashes())
+    ids = set(stored_ids(store))
     assert "doc:guides/retries#backoff" not in ids and "doc:guides/retries#exponential-backoff" in ids
     assert report.chunks_deleted == 1 and report.chunks_embedded == 1
     assert stored(store) == clean_build(site)
@@ -125,7 +140,7 @@ def test_deleted_page_loses_its_chunks(make_store, site):
     (site / "billing/refunds.mdx").unlink()
     report = sync_index(load_corpus(site), store, HashEmbedder())
     assert report.pages_removed == 1 and report.chunks_deleted == 2
-    assert not [cid for cid in store.hashes() if cid.startswith("doc:billing/refunds")]
+    assert not [cid for cid in stored_ids(store) if cid.startswith("doc:billing/refunds")]
     assert stored(store) == clean_build(site)
 
 
@@ -139,7 +154,7 @@ def test_moved_page_reuses_vectors(make_store, site):
     assert (report.chunks_embedded, report.chunks_reused) == (0, 2)
     moved = {cid: v for cid, v in vectors(store).items() if cid.startswith("doc:account/refunds")}
     assert sorted(moved.values()) == sorted(old.values())
-    assert not set(old) & set(store.hashes())
+    assert not set(old) & set(stored_ids(store))
     assert stored(store) == clean_build(site)
 
 
@@ -211,15 +226,15 @@ def test_failed_full_rebuild_leaves_old_index_serving_and_next_run_drops_the_orp
     store = make_store()
     sync_index(load_corpus(site), store, HashEmbedder())
     serving, manifest = stored(store), store.manifest()
-    live = own_collections(store, store._name)
+    live = own_collections(store)
     edit(site / "guides/retries.mdx", "8 times", "10 times")
     monkeypatch.setattr("retrieval.indexer.EMBED_BATCH", 2)
     with pytest.raises(RuntimeError, match="embedder died"):
         sync_index(load_corpus(site), store, FailingEmbedder(2, model_id="hash-v2"), full=True)
     assert stored(store) == serving and store.manifest() == manifest
-    assert len(own_collections(store, store._name)) == len(live) + 1  # the half-built orphan
+    assert len(own_collections(store)) == len(live) + 1  # the half-built orphan
     sync_index(load_corpus(site), store, HashEmbedder())
-    assert own_collections(store, store._name) == live
+    assert own_collections(store) == live
     assert stored(store) == clean_build(site)
 
 
@@ -275,8 +290,8 @@ def test_real_model_noop_reingest_of_content_embeds_nothing(content_index, corpu
 def test_a_reader_holding_the_old_collection_sees_a_full_rebuild_within_the_pointer_ttl(make_store, site):
     import time
 
+    from retrieval.chroma import POINTER_TTL
     from retrieval.errors import StoreUnavailableError
-    from retrieval.store import POINTER_TTL
 
     reader, builder = make_store(), make_store()  # two handles, as a web process and an ingest process
     embedder = HashEmbedder()
@@ -332,15 +347,35 @@ def test_a_restriction_written_through_another_handle_is_never_served_by_the_nex
     assert "doc:billing/refunds#refund-windows" in staff
 
 
-def test_whole_index_reads_are_paged_and_return_every_record(make_store, site, monkeypatch):
+def test_whole_index_reads_are_paged_and_return_every_record(make_chroma_store, site, monkeypatch):
     """Chroma fails one unpaged read of ~100k records ("too many SQL variables"): every whole read is paged."""
     import retrieval.store as store_module
 
-    store = make_store()
+    store = make_chroma_store()
     sync_index(load_corpus(site), store, HashEmbedder())
-    whole = (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
-             store.count(["public"]), store.vectors(sorted(store.hashes())))
+    whole = (stored_ids(store), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+             store.count(["public"]), store.vectors(stored_ids(store)))
     monkeypatch.setattr(store_module, "_PAGE", 2)  # fewer than the site's chunks: several pages each
     assert len(whole[0]) > 4
-    assert (sorted(store.hashes()), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
-            store.count(["public"]), store.vectors(sorted(store.hashes()))) == whole
+    assert (stored_ids(store), [c.id for c in store.chunks()], sorted(r.chunk.id for r in store.records()),
+            store.count(["public"]), store.vectors(stored_ids(store))) == whole
+
+
+def test_group_names_one_character_apart_never_read_each_others_chunks(make_store, tmp_path):
+    """Every store filters on the encoded access key, so a key two names shared would show here in each of them."""
+    teams = {
+        "teams/dash.mdx": "---\ntitle: Dash team\naccess: [team-a]\n---\n\nThe dash team rotates the pager weekly.\n",
+        "teams/under.mdx": "---\ntitle: Under team\naccess: [team_a]\n---\n\nThe under team rotates the pager daily.\n",
+    }
+    root = write_site(tmp_path / "teams", {**SITE_PAGES, **teams})
+    store, embedder = make_store(), HashEmbedder()
+    sync_index(load_corpus(root), store, embedder)
+    page_of = {c.id: c.doc_id for c in store.chunks()}
+    probe = embedder.embed(["which team rotates the pager"])[0]
+    for group, own, other in (("team-a", "doc:teams/dash", "doc:teams/under"), ("team_a", "doc:teams/under", "doc:teams/dash")):
+        readable = {c.doc_id for c in store.chunks(groups=[group])}
+        near = {page_of[i] for i, _ in store.nearest(probe, 50, [group])}
+        hits = {c.doc_id for c, _ in store.query(probe, 50, [group])}
+        assert own in readable and own in near and own in hits
+        assert other not in readable | near | hits
+        assert store.count([group]) == sum(1 for doc in page_of.values() if doc == own)

@@ -8,12 +8,13 @@ import pytest
 
 from retrieval.errors import IndexMismatchError
 from retrieval.indexer import plan_sync
-from retrieval.store import ChromaStore, Manifest, chunk_metadata
+from retrieval.records import Manifest, Row
+from retrieval.store import ChromaStore
 from tests.fakes import make_chunk
 
 
 def index_of(*chunks):  # noqa: ANN002, ANN201
-    return {c.id: (c.hash, chunk_metadata(c)) for c in chunks}
+    return {c.id: Row.of(c) for c in chunks}
 
 
 A = make_chunk("guides/retries", "schedule", "Ferrydeck retries up to 8 times.")

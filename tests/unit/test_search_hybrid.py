@@ -11,7 +11,8 @@ from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_fusion
 from retrieval.rerank import Candidate
 from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, VersionedStore, make_chunk
+from tests.fakes import HashEmbedder, MemoryStore, make_chunk
+from tests.memory_index import MemoryIndex
 
 ANON = Viewer.anonymous()
 STAFF = Viewer.of(["staff"])
@@ -167,7 +168,7 @@ def test_a_chunk_made_restricted_by_a_reingest_is_not_served_from_the_stale_lexi
 # -- the chunk table: a store that says when it changed is read once per change ---------
 
 
-class Counting(VersionedStore):
+class Counting(MemoryIndex):
     """Counts store reads, to show a query reads nothing twice once the table is built."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
@@ -194,7 +195,7 @@ QUESTIONS = ["How long do refunds take?", "retried 15 times", "--dry-run", "FD-4
 def test_the_table_path_ranks_exactly_like_the_store_reread_path(viewer):
     embedder = HashEmbedder()
     plain = HybridRetriever(MemoryStore(embedder, DOCS), embedder)
-    tabled = HybridRetriever(VersionedStore(embedder, DOCS), embedder)
+    tabled = HybridRetriever(MemoryIndex(embedder, DOCS), embedder)
     for question in QUESTIONS:
         expected = [(h.handle, h.chunk.id, round(h.score, 6)) for h in plain.search(question, viewer, k=5).hits]
         assert [(h.handle, h.chunk.id, round(h.score, 6)) for h in tabled.search(question, viewer, k=5).hits] == expected
@@ -214,7 +215,7 @@ def test_after_the_first_query_a_search_reads_nothing_from_the_store_but_its_gen
 
 def test_a_chunk_restricted_by_a_reingest_leaves_the_table_at_the_next_query():
     embedder = HashEmbedder()
-    store = VersionedStore(embedder, DOCS)
+    store = MemoryIndex(embedder, DOCS)
     hybrid = HybridRetriever(store, embedder)
     target = DOCS[0]
     assert target.id in [h.chunk.id for h in hybrid.search(target.text, ANON).hits]  # builds the table
@@ -229,13 +230,14 @@ def test_chunks_an_ingest_is_still_writing_are_served_once_the_generation_moves_
     # serves the generation the pointer names, so neither is served yet; once it moves, the public one
     # is, and the staff one never reaches an anonymous viewer.
     embedder = HashEmbedder()
-    store = VersionedStore(embedder, DOCS)
+    store = MemoryIndex(embedder, DOCS)
     hybrid = HybridRetriever(store, embedder)
     hybrid.search("refund policy", ANON)
     fresh = make_chunk("guides/lemur", "size", "Lemur batches hold 17 events.", title="Lemur", heading="Batch size")
     secret = make_chunk("internal/lemur", "quota", "Lemur internal quota is 9 events.", title="Lemur", heading="Quota",
                         access=("staff",))
-    store._items = store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text]), strict=True))
+    store.replace_items(store.items + list(zip([fresh, secret], embedder.embed([fresh.embedding_text, secret.embedding_text]),
+                                               strict=True)), announce=False)
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id not in found and secret.id not in found
     store.items = store.items  # the ingest commits: the generation moves

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from retrieval.table import ChunkTable, Record
+from retrieval.records import Record
+from retrieval.table import ChunkTable
 from tests.fakes import HashEmbedder, make_chunk
 
 PUBLIC = frozenset({"public"})

@@ -9,10 +9,10 @@ import numpy as np
 from retrieval.lexical import LexicalSearcher
 from retrieval.refresh import refresh_table
 from retrieval.search import HybridRetriever
-from retrieval.store import chunk_metadata
 from retrieval.table import ChunkTable
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, VersionedStore, make_chunk
+from tests.fakes import HashEmbedder, make_chunk
+from tests.memory_index import MemoryIndex
 
 ANON = Viewer.anonymous()
 STAFF = Viewer.of(["staff"])
@@ -25,24 +25,24 @@ DOCS = [
 ]
 
 
-class ListingStore(VersionedStore):
-    """A versioned store that also lists hashes and metadata like ChromaStore, and counts what is read by id."""
+class ListingStore(MemoryIndex):
+    """The in-memory index, counting its listings and what is read by id."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         self.read_ids: list[str] = []
         self.listings = 0
         super().__init__(*args, **kwargs)
 
-    def hashes(self):  # noqa: ANN201
+    def rows(self):  # noqa: ANN201
         self.listings += 1
-        return {c.id: (c.hash, chunk_metadata(c)) for c, _ in self.items}
+        return super().rows()
 
     def chunks(self, groups=None, ids=None):  # noqa: ANN001, ANN201
         self.read_ids.extend(ids or [])
         return super().chunks(groups, ids)
 
 
-def full(store: VersionedStore) -> ChunkTable:
+def full(store: MemoryIndex) -> ChunkTable:
     return ChunkTable.build(store.records())
 
 

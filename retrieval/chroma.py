@@ -1,0 +1,235 @@
+"""The Chroma connection and the index pointer: which collection is live, and what built it.
+
+chromadb is imported here and nowhere else. The index records what built it
+(format, embedder id, dimension, site config hash) in a small pointer
+collection that also names the active chunk collection. A full rebuild writes
+a fresh collection and only then moves the pointer, so a failed rebuild leaves
+the old index serving. The reads and the writer are in `retrieval.store`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .errors import IndexMismatchError, StoreUnavailableError
+from .records import Manifest
+
+POINTER_TTL = 1.0
+_BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what `_new_build` appends to the store name
+
+
+class ChromaIndex:
+    """One named index in Chroma: embedded (`path`) or a Chroma server (`url`), same code either way."""
+
+    def __init__(self, *, path: str | None = None, url: str | None = None, name: str = "docs") -> None:
+        if bool(path) == bool(url):
+            raise ValueError("ChromaStore needs exactly one of path= (embedded) or url= (server)")
+        self._path = path
+        self._url = url
+        self.name = name  # its pointer is `<name>-active`, its builds `<name>-<time>-<hex>`
+        self._client: Any = None
+        self._collection: Any = None
+        self._collection_name: str | None = None
+        self._live_checked = 0.0  # monotonic time the pointer was last read for a query
+        self._generation = ""  # changes whenever a writer changes the live index (see generation())
+
+    # -- connection -------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False)
+            try:
+                if self._path:
+                    self._client = chromadb.PersistentClient(path=self._path, settings=settings)
+                else:
+                    from urllib.parse import urlparse
+
+                    parsed = urlparse(self._url or "")
+                    self._client = chromadb.HttpClient(
+                        host=parsed.hostname or "127.0.0.1",
+                        port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                        ssl=parsed.scheme == "https",
+                        settings=settings,
+                    )
+            except Exception as exc:  # chromadb raises bare exceptions for connection failures
+                raise StoreUnavailableError(f"cannot reach Chroma at {self.location}: {exc}") from exc
+        return self._client
+
+    @property
+    def location(self) -> str:
+        return self._path or self._url or ""
+
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a Chroma call; connection failures become StoreUnavailableError."""
+        try:
+            return fn(*args, **kwargs)
+        except (IndexMismatchError, StoreUnavailableError):
+            raise
+        except Exception as exc:
+            if _is_connection_error(exc):
+                self._client = None
+                self._collection = None
+                raise StoreUnavailableError(f"Chroma at {self.location} is unavailable ({what}): {exc}") from exc
+            if self._collection is not None and "does not exist" in str(exc).lower():
+                # A full rebuild switched collections under a cached handle: re-read the pointer next time.
+                self._collection = None
+                raise StoreUnavailableError(f"the index at {self.location} was just rebuilt ({what}); try again") from exc
+            raise
+
+    # -- the pointer: which collection is live, and what built it -----------
+
+    @property
+    def _pointer_name(self) -> str:
+        return f"{self.name}-active"
+
+    def manifest(self) -> Manifest | None:
+        """The manifest of the live index, or None when nothing was ever built."""
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        meta = dict(pointer.metadata or {})
+        return Manifest(
+            embedder=meta["embedder"],
+            dimension=int(meta["dimension"]),
+            format=int(meta["format"]),
+            site=meta.get("site", ""),
+        )
+
+    def _pointer(self) -> Any:
+        """The pointer collection, or None: one round trip (a lookup, not a listing of every collection)."""
+        client = self._connect()
+
+        def lookup() -> Any:
+            try:
+                return client.get_collection(self._pointer_name, embedding_function=None)
+            except Exception as exc:
+                if type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower():
+                    return None
+                raise
+
+        return self._call("open pointer", lookup)
+
+    def _live(self) -> Any:
+        """The active chunk collection; the pointer is re-read at most every POINTER_TTL seconds.
+
+        Reading the pointer costs two Chroma round trips, which was a sixth of a
+        query's time; a full rebuild's switch is picked up within the TTL.
+        """
+        if self._collection is not None and time.monotonic() - self._live_checked < POINTER_TTL:
+            return self._collection
+        self._live_checked = time.monotonic()
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        name = (pointer.metadata or {}).get("collection")
+        self._generation = str((pointer.metadata or {}).get("generation", ""))
+        if self._collection is None or self._collection_name != name:
+            if name not in self.collections():
+                raise IndexMismatchError(
+                    f"the index pointer {self._pointer_name!r} names collection {name!r}, which does not exist "
+                    f"in Chroma at {self.location}; run `make ingest FULL=1` to rebuild"
+                )
+            self._collection = self._call("open collection", self._connect().get_collection, name, embedding_function=None)
+            self._collection_name = name
+        return self._collection
+
+    def generation(self) -> str:
+        """A token that changes whenever the live index changes (a commit, or an ingest's access step).
+
+        Read from the pointer on every call (one cheap round trip), so a
+        writer in another process (a CLI against a Chroma server) is seen by
+        the next query, like one in this process. Caches built from the index
+        (the chunk table, BM25, the docs the viewer serves) compare it to go stale.
+        """
+        pointer = self._pointer()
+        if pointer is None:
+            return ":"
+        meta = pointer.metadata or {}
+        name, self._generation = meta.get("collection"), str(meta.get("generation", ""))
+        if name != self._collection_name:
+            self._collection, self._live_checked = None, 0.0  # a full rebuild switched collections: follow it now
+            self._live()
+        return f"{self._collection_name}:{self._generation}"
+
+    def _bump(self) -> None:
+        pointer = self._pointer()
+        if pointer is None:
+            return
+        generation = uuid.uuid4().hex[:12]
+        self._call("mark pointer", pointer.modify, metadata=dict(pointer.metadata or {}) | {"generation": generation})
+        self._generation = generation
+
+    def _new_build(self) -> Any:
+        """A new, empty chunk collection for a full rebuild; served only once `_activate` points at it."""
+        name = f"{self.name}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        return self._call(
+            "create collection",
+            self._connect().create_collection,
+            name,
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+
+    def _activate(self, collection_name: str, manifest: Manifest) -> None:
+        client = self._connect()
+        old = self._pointer()
+        old_name = (old.metadata or {}).get("collection") if old is not None else None
+        meta = {
+            "collection": collection_name,
+            "embedder": manifest.embedder,
+            "dimension": manifest.dimension,
+            "format": manifest.format,
+            "site": manifest.site,
+            "generation": uuid.uuid4().hex[:12],
+        }
+        if old is None:
+            self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta, embedding_function=None)
+        else:
+            self._call("move pointer", old.modify, metadata=meta)
+        self._collection = None
+        self._generation = str(meta["generation"])
+        if old_name and old_name != collection_name and old_name in self.collections():
+            self._call("drop old collection", client.delete_collection, old_name)
+        self._drop_orphans(keep=collection_name)
+
+    def _is_build(self, name: str) -> bool:
+        """True for a chunk collection of this store (not one of another store whose name shares a prefix)."""
+        return name.startswith(self.name) and bool(_BUILD_SUFFIX.fullmatch(name[len(self.name) :]))
+
+    def _drop_orphans(self, keep: str) -> None:
+        """Delete collections left by rebuilds that died before switching over."""
+        client = self._connect()
+        for name in self.collections():
+            if self._is_build(name) and name != keep:
+                self._call("drop orphan", client.delete_collection, name)
+
+    def collections(self) -> list[str]:
+        """Names of every collection in this Chroma (for checking that no rebuild left orphans)."""
+        client = self._connect()
+        return sorted(self._call("list collections", lambda: [c.name for c in client.list_collections()]))
+
+    def _read(self, what: str, op: Callable[..., Any]) -> Any:
+        """Run `op(live collection)`; once more on a fresh handle when a full rebuild switched collections meanwhile."""
+        for attempt in (1, 2):
+            live = self._live()
+            if live is None:
+                return None
+            try:
+                return self._call(what, op, live)
+            except Exception as exc:
+                if attempt == 2 or "does not exist" not in f"{exc} {exc.__cause__}".lower():
+                    raise
+                self._collection, self._live_checked = None, 0.0
+        return None
+
+
+def _is_connection_error(exc: Exception) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(word in text for word in ("connect", "timeout", "timed out", "unreachable", "refused", "could not connect"))
