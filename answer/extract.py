@@ -30,23 +30,11 @@ from dataclasses import dataclass, field
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
-from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Question
+from .question import Question
+from .shape import shape_fit
 from .spans import ITEM, ROW, SENTENCE, table_header, units
 from .support import key_terms
 from .vocabulary import EMPTY, Vocabulary
-
-_POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
-                       r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
-_CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w-])\d")
-# "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
-_ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
-_NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
-                          re.IGNORECASE)
-_IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
-                         r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
-                         r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
-                         re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -289,28 +277,7 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
-    text = span.text
-    if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
-        return -1
-    if question.kind == QUANTITY:
-        return 1 if _states_quantity(text) else -1
-    if question.kind == DEFAULT:
-        return 1 if "default" in text.lower() or "default" in span.header.lower() else 0
-    if question.kind == HOWTO:
-        return 1 if span.kind == ITEM or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
-    if question.kind == DEFINITION:
-        return 1 if span.lead else 0
-    if question.kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
-        return 1 if _POLARITY.search(text) else 0
-    if question.kind == REASON:
-        return 1 if _CAUSE.search(text) else 0
-    return 0
-
-
-def _states_quantity(text: str) -> bool:
-    """A number that is not part of an identifier ("5 business days", "`24`", "15%"), or a number word."""
-    text = _ROUND_THE_CLOCK.sub(" ", text)
-    return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
+    return shape_fit(question.kind, span.text, item=span.kind == ITEM, header=span.header, lead=span.lead)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

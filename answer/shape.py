@@ -1,0 +1,57 @@
+"""Does a span have the shape an answer to this kind of question has?
+
+A quantity question ("How long are keys kept?") is answered by a span that
+states an amount, a default question by the span naming the default, a how-to
+question by steps, a definition question by a section's lead, a yes/no
+question by the sentence stating the condition, limit or refusal, a "why"
+question by a stated cause. Plain rules over the span's text, so a test can
+show each decision; extraction scores with them and the answer gate refuses
+a quantity question whose quote states none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO
+
+_POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
+                       r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
+_CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w-])\d")
+# "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
+_ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
+_NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
+                          re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
+                         r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
+                         r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
+                         re.IGNORECASE)
+
+
+def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lead: bool = False) -> int:
+    """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
+
+    `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section.
+    """
+    if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
+        return -1
+    if kind == QUANTITY:
+        return 1 if states_quantity(text) else -1
+    if kind == DEFAULT:
+        return 1 if "default" in text.lower() or "default" in header.lower() else 0
+    if kind == HOWTO:
+        return 1 if item or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
+    if kind == DEFINITION:
+        return 1 if lead else 0
+    if kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
+        return 1 if _POLARITY.search(text) else 0
+    if kind == REASON:
+        return 1 if _CAUSE.search(text) else 0
+    return 0
+
+
+def states_quantity(text: str) -> bool:
+    """A number that is not part of an identifier ("5 business days", "`24`", "15%"), or a number word."""
+    text = _ROUND_THE_CLOCK.sub(" ", text)
+    return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
