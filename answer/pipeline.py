@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, get_args
 
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
@@ -24,6 +24,7 @@ from .findings import Finding
 from .generate import Generator
 from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
 from .relevance import RelevanceJudge
+from .settings import UnverifiedPolicy
 from .support import SupportChecker
 from .verify import Claim, Verification, verify
 
@@ -98,10 +99,10 @@ class Answerer:
         checker: SupportChecker | None = None,
         audit: AuditLog | None = None,
         retry: bool = True,
-        unverified_policy: str = "hide",
+        unverified_policy: UnverifiedPolicy = "hide",
         judge: RelevanceJudge | None = None,
     ) -> None:
-        if unverified_policy not in ("hide", "refuse"):
+        if unverified_policy not in get_args(UnverifiedPolicy):  # typed, but a library caller may not be checked
             raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
         self.retriever = retriever
         self.generator = generator
