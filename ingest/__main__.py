@@ -13,6 +13,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval.settings import RetrievalSettings
 
@@ -22,6 +23,9 @@ from .errors import IngestError, PageError
 from .site import load_site_config
 from .slugger import make_slugger
 from .splitter import split_page
+
+if TYPE_CHECKING:
+    from retrieval.indexer import IndexReport
 
 
 def _print_failures(corpus_failures: tuple[PageError, ...]) -> None:
@@ -147,7 +151,7 @@ def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     return 1 if report.pages_failed else 0
 
 
-def _say_access_applied(report) -> None:  # type: ignore[no-untyped-def]
+def _say_access_applied(report: IndexReport) -> None:
     """One line on stderr the moment deletions and access changes are live (before any embedding)."""
     print(f"access step live after {report.access_seconds:.2f}s: {report.chunks_deleted} deleted, "
           f"{report.chunks_updated} updated, {report.chunks_tightened} access-tightened", file=sys.stderr, flush=True)
@@ -155,31 +159,29 @@ def _say_access_applied(report) -> None:  # type: ignore[no-untyped-def]
 
 def _hand_off(args: argparse.Namespace, settings: RetrievalSettings, content_dir: Path) -> int:
     """Send the run to the server that owns the index and report it exactly as a local run would."""
-    from retrieval.handoff import HandoffError, IngestRequest, hand_off
-    from retrieval.indexer import IndexReport
+    from retrieval.handoff import AccessApplied, Done, Embedded, Failed, HandoffError, IngestRequest, Started, hand_off
 
     request = IngestRequest(full=args.full, wait=args.wait, content_dir=str(content_dir.resolve()),
                             chroma_url=settings.chroma_url)
     tick, shown = None, 0
     try:
         for event in hand_off(settings.data_dir, request):
-            kind = event.get("event")
-            if kind == "started":
-                print(f"a server is serving this index: ingest handed to it (pid {event.get('pid')})", file=sys.stderr, flush=True)
-            elif kind == "access":
-                _say_access_applied(IndexReport(**event["report"]))
-            elif kind == "progress":
+            if isinstance(event, Started):
+                print(f"a server is serving this index: ingest handed to it (pid {event.pid})", file=sys.stderr, flush=True)
+            elif isinstance(event, AccessApplied):
+                _say_access_applied(event.report)
+            elif isinstance(event, Embedded):
                 start = _progress_bar() if tick is None else None
                 if start is not None:
-                    tick = start(int(event["total"]))
+                    tick = start(event.total)
                 if tick is not None:
-                    tick(int(event["embedded"]) - shown)
-                    shown = int(event["embedded"])
-            elif kind == "error":
-                print(f"error: {event.get('message')}", file=sys.stderr)
+                    tick(event.embedded - shown)
+                    shown = event.embedded
+            elif isinstance(event, Failed):
+                print(f"error: {event.message}", file=sys.stderr)
                 return 2
-            elif kind == "done":
-                report = IndexReport(**event["report"])
+            elif isinstance(event, Done):
+                report = event.report
                 # The server's run does not carry warnings back: read them here. What stops a run,
                 # the server already reported.
                 with contextlib.suppress(IngestError, OSError):

@@ -10,6 +10,7 @@ the index may ask for a build and nobody reachable over HTTP can.
 Protocol: the client sends one line, `{"full": bool, "wait": bool,
 "content_dir": str, "chroma_url": str}`; the server answers with lines
 `{"event": "started"|"access"|"progress"|"done"|"error", ...}` and closes.
+Both ends speak in the typed events below; JSON exists only on the socket.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RetrievalError
+from .indexer import IndexReport
 
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux
 
@@ -44,8 +46,67 @@ class IngestRequest:
     chroma_url: str = ""
 
 
-Emit = Callable[[dict[str, Any]], None]
-Runner = Callable[[IngestRequest, Emit], dict[str, Any]]
+@dataclass(frozen=True)
+class Started:
+    """The server took the run (its pid, for the author's terminal)."""
+
+    pid: int
+
+
+@dataclass(frozen=True)
+class AccessApplied:
+    """Deletions and access changes are live, before any embedding."""
+
+    report: IndexReport
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Embedding progress: `embedded` of `total` chunks."""
+
+    embedded: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Done:
+    report: IndexReport
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The run failed (or the request was malformed); the last good index serves on."""
+
+    message: str
+    kind: str = ""
+
+
+Event = Started | AccessApplied | Embedded | Done | Failed
+Emit = Callable[[Event], None]
+Runner = Callable[[IngestRequest, Emit], IndexReport]
+
+_NAMES: dict[type[Any], str] = {Started: "started", AccessApplied: "access", Embedded: "progress", Done: "done",
+                                Failed: "error"}
+
+
+def encode(event: Event) -> bytes:
+    """One JSON line: `{"event": name, ...fields}` (a report as its fields)."""
+    return json.dumps({"event": _NAMES[type(event)], **asdict(event)}).encode() + b"\n"
+
+
+def decode(line: bytes) -> Event:
+    """The event a line carries; anything else is a HandoffError naming what arrived."""
+    try:
+        data = json.loads(line)
+        name = data.pop("event")
+        if name in ("access", "done"):
+            report = IndexReport(**data["report"])
+            return AccessApplied(report) if name == "access" else Done(report)
+        kind = {"started": Started, "progress": Embedded, "error": Failed}[name]
+        event: Event = kind(**data)
+        return event
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise HandoffError(f"the server sent an event this version does not read: {line[:200]!r} ({exc})") from exc
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -98,9 +159,9 @@ class IngestListener:
 
     def _handle(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rwb") as stream:
-            def emit(event: dict[str, Any]) -> None:
+            def emit(event: Event) -> None:
                 try:
-                    stream.write(json.dumps(event).encode() + b"\n")
+                    stream.write(encode(event))
                     stream.flush()
                 except OSError:
                     pass  # the CLI went away (Ctrl-C, kill): the run goes on, the server keeps serving
@@ -110,16 +171,16 @@ class IngestListener:
                 data = json.loads(line or b"{}")
                 request = IngestRequest(**{k: data[k] for k in ("full", "wait", "content_dir", "chroma_url") if k in data})
             except (ValueError, TypeError) as exc:
-                emit({"event": "error", "message": f"malformed ingest request: {exc}"})
+                emit(Failed(f"malformed ingest request: {exc}"))
                 return
             try:
-                emit({"event": "started", "pid": os.getpid()})
-                emit({"event": "done", "report": self._run(request, emit)})
+                emit(Started(os.getpid()))
+                emit(Done(self._run(request, emit)))
             except Exception as exc:  # a failed build must never take the server down; the last good index serves on
-                emit({"event": "error", "message": str(exc), "kind": type(exc).__name__})
+                emit(Failed(str(exc), type(exc).__name__))
 
 
-def hand_off(data_dir: Path, request: IngestRequest, *, connect_timeout: float = 15.0) -> Iterator[dict[str, Any]]:
+def hand_off(data_dir: Path, request: IngestRequest, *, connect_timeout: float = 15.0) -> Iterator[Event]:
     """Send `request` to the server owning `data_dir` and yield its events until `done` or `error`.
 
     Retries the connection for `connect_timeout` seconds: a server that has
@@ -141,8 +202,8 @@ def hand_off(data_dir: Path, request: IngestRequest, *, connect_timeout: float =
         stream.write(json.dumps(asdict(request)).encode() + b"\n")
         stream.flush()
         for line in stream:
-            event = json.loads(line)
+            event = decode(line)
             yield event
-            if event.get("event") in ("done", "error"):
+            if isinstance(event, Done | Failed):
                 return
     raise HandoffError("the server closed the connection before the ingest finished (see its log)")

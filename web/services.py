@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from answer.audit import SQLiteAuditLog
 from answer.followup import Rewrite, rewrite
@@ -25,7 +25,7 @@ from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
-from retrieval.handoff import HandoffError, IngestRequest
+from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
@@ -153,7 +153,7 @@ class Services:
         if lexical is not None:
             lexical.refresh()
 
-    def ingest(self, *, full: bool = False, wait: bool = True, emit: Callable[[dict[str, Any]], None] | None = None) -> IndexReport:
+    def ingest(self, *, full: bool = False, wait: bool = True, emit: Emit | None = None) -> IndexReport:
         """Sync the content folder into the index from this process, the index's only writer while it serves."""
         from retrieval.indexer import sync_index
         from retrieval.lock import index_lock
@@ -167,7 +167,7 @@ class Services:
             def access_applied(report: IndexReport) -> None:
                 self.publish(corpus)
                 if emit:
-                    emit({"event": "access", "report": report.as_dict()})
+                    emit(AccessApplied(report))
 
             def progress(total: int) -> Callable[[int], None]:
                 done = 0
@@ -176,14 +176,14 @@ class Services:
                     nonlocal done
                     done += n
                     if emit:
-                        emit({"event": "progress", "embedded": done, "total": total})
+                        emit(Embedded(done, total))
                 return tick
 
             report = sync_index(corpus, self._chroma(), embedder, full=full, on_access=access_applied, progress=progress)
             self.publish(corpus)
         return report
 
-    def run_handed_off(self, request: IngestRequest, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    def run_handed_off(self, request: IngestRequest, emit: Emit) -> IndexReport:
         """An ingest a CLI handed over: only for the content folder and Chroma this server serves."""
         wanted = Path(request.content_dir).resolve() if request.content_dir else self.settings.content_dir.resolve()
         if wanted != self.settings.content_dir.resolve():
@@ -194,7 +194,7 @@ class Services:
                                f"not {request.chroma_url or '(embedded)'}")
         report = self.ingest(full=request.full, wait=request.wait, emit=emit)
         log.info("ingest (handed off): %s", report.summary().replace("\n", " | "))
-        return report.as_dict()
+        return report
 
     @property
     def chunks(self) -> list[Chunk]:

@@ -6,7 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.handoff import HandoffError, IngestListener, IngestRequest, hand_off, socket_path
+from retrieval.handoff import (
+    AccessApplied,
+    Done,
+    Embedded,
+    Failed,
+    HandoffError,
+    IngestListener,
+    IngestRequest,
+    Started,
+    decode,
+    encode,
+    hand_off,
+    socket_path,
+)
+from retrieval.indexer import IndexReport
 from retrieval.lock import owner_lock
 from web.security import content_security_policy, frame_ancestors
 
@@ -18,21 +32,34 @@ def test_a_handed_off_run_streams_its_events_and_a_failure_never_stops_the_liste
         calls.append(request)
         if request.full:
             raise RuntimeError("embedding died")
-        emit({"event": "access", "report": {"chunks_deleted": 1}})
-        return {"pages_added": 1}
+        emit(AccessApplied(IndexReport(chunks_deleted=1)))
+        emit(Embedded(3, 4))
+        return IndexReport(pages_added=1, failures=["a.mdx: broken"])
 
     listener = IngestListener(tmp_path, run).start()
     try:
         events = list(hand_off(tmp_path, IngestRequest(content_dir="/site")))
-        assert [e["event"] for e in events] == ["started", "access", "done"] and events[-1]["report"] == {"pages_added": 1}
+        assert [type(e) for e in events] == [Started, AccessApplied, Embedded, Done]
+        assert events[1] == AccessApplied(IndexReport(chunks_deleted=1)) and events[2] == Embedded(3, 4)
+        assert events[-1] == Done(IndexReport(pages_added=1, failures=["a.mdx: broken"]))
         failed = list(hand_off(tmp_path, IngestRequest(full=True)))
-        assert failed[-1] == {"event": "error", "message": "embedding died", "kind": "RuntimeError"}
-        assert list(hand_off(tmp_path, IngestRequest()))[-1]["event"] == "done"  # still listening
+        assert failed[-1] == Failed("embedding died", "RuntimeError")
+        assert isinstance(list(hand_off(tmp_path, IngestRequest()))[-1], Done)  # still listening
         assert calls[0] == IngestRequest(content_dir="/site")
         assert oct(listener.path.stat().st_mode & 0o777) == "0o600"  # only the index's owner may ask for a build
     finally:
         listener.close()
     assert not listener.path.exists()
+
+
+def test_events_survive_the_wire_and_an_unknown_one_is_a_clear_error():
+    for event in (Started(7), AccessApplied(IndexReport(chunks_updated=2)), Embedded(1, 2), Done(IndexReport()),
+                  Failed("boom", "RuntimeError")):
+        assert decode(encode(event)) == event
+    with pytest.raises(HandoffError, match="does not read"):
+        decode(b'{"event": "rebooted"}\n')
+    with pytest.raises(HandoffError, match="does not read"):
+        decode(b'{"event": "done", "report": {"pages_exploded": 1}}\n')
 
 
 def test_nobody_listening_is_a_clear_error(tmp_path):
