@@ -60,6 +60,9 @@ CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
 """
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
+# Ratings kept per answer. Visitors are anonymous, so a script could otherwise grow the log without
+# bound through one answer id; real feedback on one answer never comes close.
+MAX_RATINGS_PER_ANSWER = 50
 
 
 @dataclass(frozen=True)
@@ -202,14 +205,21 @@ class SQLiteAuditLog:
 
     # -- feedback --------------------------------------------------------------------------------------
 
-    def add_feedback(self, answer_id: str, rating: str, reason: str, groups: frozenset[str]) -> None:
-        """Store a visitor's thumbs up or down (and optional reason) beside the answer it is about."""
+    def add_feedback(self, answer_id: str, rating: str, reason: str, groups: frozenset[str]) -> bool:
+        """Store a visitor's thumbs up or down (and optional reason) beside the answer it is about.
+
+        False, and nothing stored, once the answer holds MAX_RATINGS_PER_ANSWER ratings.
+        """
         if rating not in RATINGS:
             raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
         try:
             with self._lock, self._connect() as connection:
+                (held,) = connection.execute("SELECT COUNT(*) FROM feedback WHERE answer_id = ?", (answer_id,)).fetchone()
+                if held >= MAX_RATINGS_PER_ANSWER:
+                    return False
                 connection.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, strftime('%s','now'))",
                                    (answer_id, rating, reason[:MAX_REASON_CHARS], ",".join(sorted(groups))))
+                return True
         except (sqlite3.Error, OSError) as exc:
             raise AuditError(f"cannot store feedback on answer {answer_id} in {self.path}: {exc}") from exc
 

@@ -16,8 +16,7 @@ its own model and chunk table, so several processes must share the index
 through a Chroma server (`CHROMA_URL`): embedded Chroma is one process's. Each
 worker's table follows the server's index pointer on every query, as a single
 process's does, so an ingest applied here is served by every worker from its
-next query on. Per-process state (rate-limit counters, recent answers held in
-memory) is per worker; threads and the answer log live in the shared database.
+next query on. Per-process state (recent answers held in memory) is per worker; threads and the answer log live in the shared database.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answer.audit import MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
+from answer.audit import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
 
 from .questions import read_question
 from .state import state_of
@@ -87,5 +87,7 @@ async def post_feedback(request: Request, audit: SQLiteAuditLog | None, groups: 
     if len(answer_id) > ANSWER_ID_CHARS or await asyncio.to_thread(audit.get, answer_id) is None:
         return JSONResponse({"error": "no such answer"}, status_code=404)
     rating, reason = parsed
-    await asyncio.to_thread(audit.add_feedback, answer_id, rating, reason, groups)
+    if not await asyncio.to_thread(audit.add_feedback, answer_id, rating, reason, groups):
+        return JSONResponse({"error": f"this answer already holds {MAX_RATINGS_PER_ANSWER} ratings; no more are kept"},
+                            status_code=429)
     return JSONResponse({"answer_id": answer_id, "rating": rating, "reason": reason}, status_code=201)

@@ -61,6 +61,23 @@ def test_feedback_rejects_what_it_cannot_store():
         assert SQLiteAuditLog(Path(tmp) / "answers.sqlite3").feedback(answer) == []
 
 
+def test_one_answer_keeps_a_bounded_number_of_ratings():
+    import tempfile
+    from pathlib import Path
+
+    from answer.audit import MAX_RATINGS_PER_ANSWER
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app, _ = app_with(Path(tmp), GOOD)
+        answer = app.post("/api/ask", json={"question": "refund window?"}).json()["answer_id"]
+        url = f"/api/answers/{answer}/feedback"
+        assert all(app.post(url, json={"rating": "up"}).status_code == 201 for _ in range(MAX_RATINGS_PER_ANSWER))
+        refused = app.post(url, json={"rating": "down", "reason": "spam"})
+        assert refused.status_code == 429 and "no more are kept" in refused.json()["error"]
+        ratings = SQLiteAuditLog(Path(tmp) / "answers.sqlite3").feedback(answer)
+        assert len(ratings) == MAX_RATINGS_PER_ANSWER and all(r.rating == "up" for r in ratings)
+
+
 def test_a_reloaded_turn_whose_source_changed_never_shows_the_old_quote(tmp_path):
     app, store = app_with(tmp_path, GOOD)
     page = app.post("/ask", data={"question": "refund window?"}).text
