@@ -53,6 +53,12 @@ def approx_tokens(text: str) -> int:
 _PASSAGE_TAG = re.compile(r"<(/?)(passage|question|problems|quote|claim)\b", re.IGNORECASE)
 
 
+def retry_feedback(feedback: Sequence[str], fix: str) -> str:
+    """The retry's appendix: the verifier's findings, escaped, and what to do about them (`fix`)."""
+    problems = "\n".join(f"- {escape_text(p)}" for p in feedback)
+    return f"\n\nYour previous reply failed verification:\n<problems>\n{problems}\n</problems>\nFix these problems: {fix}"
+
+
 def escape_text(text: str) -> str:
     """Neutralize tag openers so a chunk or question cannot close or forge a passage tag."""
     return _PASSAGE_TAG.sub(lambda m: f"<\u200b{m.group(1)}{m.group(2)}", text)
@@ -106,11 +112,6 @@ def build_prompt(
         f"Cite only these handles: {', '.join(handles)}. Reply with the JSON object only."
     )
     if feedback:
-        problems = "\n".join(f"- {escape_text(p)}" for p in feedback)
-        user += (
-            "\n\nYour previous reply failed verification:\n<problems>\n"
-            f"{problems}\n</problems>\n"
-            "Fix these problems: copy quotes exactly from the passage you cite, cite only the handles listed, "
-            "drop claims the passages do not support, or refuse."
-        )
+        user += retry_feedback(feedback, "copy quotes exactly from the passage you cite, cite only the handles listed, "
+                                         "drop claims the passages do not support, or refuse.")
     return Prompt(messages=({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}), handles=handles)

@@ -31,7 +31,7 @@ from retrieval.search import RetrievalSet
 from .draft import Draft, DraftClaim, Quote
 from .errors import DraftFormatError
 from .llm import LiteLLMGenerator, import_litellm
-from .prompt import DEFAULT_BUDGET_TOKENS, escape_text, pack_passages
+from .prompt import DEFAULT_BUDGET_TOKENS, escape_text, pack_passages, retry_feedback
 
 ANTHROPIC, GEMINI = "anthropic", "gemini"
 REFUSAL = "NOT IN THE DOCS"
@@ -82,13 +82,8 @@ def documents(rset: RetrievalSet, budget_tokens: int = DEFAULT_BUDGET_TOKENS) ->
 def _instruction(question: str, feedback: Sequence[str]) -> str:
     text = f"Question: {escape_text(question)}"
     if feedback:
-        problems = "\n".join(f"- {escape_text(p)}" for p in feedback)
-        text += (
-            "\n\nYour previous reply failed verification:\n<problems>\n"
-            f"{problems}\n</problems>\n"
-            "Fix these problems: cite only the documents given, cite text exactly as it is written there, "
-            f"drop sentences the documents do not support, or reply {REFUSAL}."
-        )
+        text += retry_feedback(feedback, "cite only the documents given, cite text exactly as it is written there, "
+                                         f"drop sentences the documents do not support, or reply {REFUSAL}.")
     return text
 
 

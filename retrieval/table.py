@@ -76,9 +76,8 @@ class ChunkTable:
         """One bool per row: may `groups` read it. Computed once per group-set per table (the table never changes)."""
         held = self._masks.get(groups)
         if held is None:
-            held = np.fromiter(
-                (bool(keys & groups) and c.readable_by(groups) for c, keys in zip(self.chunks, self.readers, strict=True)),
-                dtype=bool, count=len(self.chunks))
+            held = np.fromiter((self._admits(row, groups) for row in range(len(self.chunks))),
+                               dtype=bool, count=len(self.chunks))
             held.setflags(write=False)
             if len(self._masks) >= 64:  # many distinct group-sets: start over rather than grow without end
                 self._masks.clear()  # (one atomic step: requests in other threads may be reading masks)
@@ -87,7 +86,11 @@ class ChunkTable:
 
     def may_read(self, chunk_id: str, groups: frozenset[str]) -> bool:
         row = self._rows.get(chunk_id)
-        return row is not None and bool(self.readers[row] & groups) and self.chunks[row].readable_by(groups)
+        return row is not None and self._admits(row, groups)
+
+    def _admits(self, row: int, groups: frozenset[str]) -> bool:
+        """The store's access rule for one row: its stored access keys *and* its stored access list admit `groups`."""
+        return bool(self.readers[row] & groups) and self.chunks[row].readable_by(groups)
 
     def nearest(self, vector: Sequence[float] | np.ndarray, k: int, groups: frozenset[str]) -> list[tuple[Chunk, float]]:
         """The k rows `groups` may read with the highest cosine similarity to the (unit) query, best first.

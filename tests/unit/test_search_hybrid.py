@@ -213,18 +213,6 @@ def test_after_the_first_query_a_search_reads_nothing_from_the_store_but_its_gen
     assert {k: store.reads[k] - before[k] for k in store.reads} == {"chunks": 0, "records": 0, "query": 0, "nearest": 0}
 
 
-def test_a_chunk_restricted_by_a_reingest_leaves_the_table_at_the_next_query():
-    embedder = HashEmbedder()
-    store = MemoryIndex(embedder, DOCS)
-    hybrid = HybridRetriever(store, embedder)
-    target = DOCS[0]
-    assert target.id in [h.chunk.id for h in hybrid.search(target.text, ANON).hits]  # builds the table
-    store.items = [((replace(c, access=("staff",)) if c.id == target.id else c), v) for c, v in store.items]
-    for question in (target.text, "refunds monthly plans charge 14 days"):  # dense and BM25-only routes
-        assert target.id not in [h.chunk.id for h in hybrid.search(question, ANON, k=50).hits]
-    assert target.id in [h.chunk.id for h in hybrid.search(target.text, STAFF).hits]
-
-
 def test_chunks_an_ingest_is_still_writing_are_served_once_the_generation_moves_and_only_to_their_readers():
     # An ingest still writing: the store has new chunks but its generation has not moved yet. The table
     # serves the generation the pointer names, so neither is served yet; once it moves, the public one
