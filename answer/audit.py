@@ -240,12 +240,16 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
     hash the answer saw, come back as hits; citations are kept as recorded, so
     the web layer's resolve gate drops every one whose chunk did not come back
     (or whose quote no longer sits at its offsets): what the opener may not
-    read, or what changed since, is never shown from the old record.
+    read, or what changed since, is never shown from the old record. The
+    unverified text behind the toggle and the findings are the generator's own
+    words about its sources, so they come back only when every source did.
     """
     current = {c.id: c for c in live if viewer.may_read(c.access)}
     hits = tuple(Hit(r.handle, current[r.id], 0.0) for r in record.retrieved
                  if r.id in current and current[r.id].hash == r.hash)
+    whole = len(hits) == len(record.retrieved)
     rset = RetrievalSet(id=record.answer_id, question=record.question, viewer=viewer, hits=hits)
     return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
                   retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
-                  generator=record.generator, created=record.created)
+                  generator=record.generator, created=record.created,
+                  hidden=record.hidden if whole else (), problems=record.problems if whole else ())

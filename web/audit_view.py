@@ -69,23 +69,21 @@ WITHHELD = "withheld: this attempt saw sources your groups may not read"
 
 
 def readable_handles(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> set[str]:
-    """Handles of the record's retrieved chunks the reader may read.
+    """Handles of the record's retrieved chunks the reader may read now.
 
-    An answer given to a subset of the reader's groups could only retrieve what
-    the reader may read. Otherwise a chunk counts as readable only when the
-    live index still holds it, readable by the reader, with the hash the
-    answer saw (`live`: id → hash of what the reader may read now); anything
-    else is unknown, and unknown is restricted.
+    `live` maps id → hash of what the live index lets the reader read. A chunk
+    is readable only when the live index still holds it for the reader: a
+    re-ingest that restricted or deleted a page takes it out of every past
+    answer too, even one asked by a subset of the reader's groups. An answer
+    given to other groups also needs the hash it saw (its text may predate an
+    access change); anything else is unknown, and unknown is restricted.
     """
-    if set(record.viewer_groups) <= groups:
-        return {r.handle for r in record.retrieved}
-    return {r.handle for r in record.retrieved if live.get(r.id) == r.hash}
+    asked_within = set(record.viewer_groups) <= groups  # the reader could read everything it saw, then
+    return {r.handle for r in record.retrieved if r.id in live and (asked_within or live[r.id] == r.hash)}
 
 
-def needs_lookup(record: AnswerRecord, groups: frozenset[str]) -> list[str]:
-    """Chunk ids whose live access decides what the reader sees ([] when the asker's groups are the reader's)."""
-    if set(record.viewer_groups) <= groups:
-        return []
+def needs_lookup(record: AnswerRecord) -> list[str]:
+    """Chunk ids whose live access decides what the reader sees: all of them, whoever asked."""
     return [r.id for r in record.retrieved if r.id]
 
 

@@ -38,7 +38,7 @@ def _staff(request: Request) -> tuple[AppState, frozenset[str]]:
 
 
 def _readable(state: AppState, record: AnswerRecord, groups: frozenset[str]) -> set[str]:
-    ids = needs_lookup(record, groups)
+    ids = needs_lookup(record)
     live = {c.id: c.hash for c in state.services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
     return readable_handles(record, groups, live)
 

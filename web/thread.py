@@ -6,9 +6,11 @@ one and in memory otherwise. A thread id is a random token, shareable as a
 link, but never a capability: every reader sees each turn rebuilt for *their*
 groups. A turn whose retrieval the reader could not have made (sources they
 may not read, or that changed since) is withheld whole, question included,
-and never feeds the reader's follow-up rewriting. Recent answers stay in
-memory as they were produced, so the common case (the asker reloading) needs
-no rebuild.
+and never feeds the reader's follow-up rewriting. There is no shortcut for
+the asker: a re-ingest may have restricted, changed or deleted a source since,
+so every turn, the asker's own reload included, is rebuilt from the live index
+(one lookup for the whole thread). With no answer log, recent answers are kept
+in memory only as the records to rebuild from.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class ThreadTurn:
 
 
 class TurnCache:
-    """A bounded, thread-safe map of answer id → Answer (oldest evicted first)."""
+    """Recent answers by id (bounded, oldest evicted first, thread-safe): records to rebuild from, never to serve."""
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
@@ -129,10 +131,15 @@ class Threads:
         return copy
 
     def turns(self, tid: str, viewer: Viewer) -> list[ThreadTurn]:
-        """The thread as `viewer` may see it: each answer rebuilt for their groups, or withheld."""
+        """The thread as `viewer` may see it: each answer rebuilt for their groups from the live index, or withheld."""
+        rows = self.rows(tid)
+        records = {row.answer_id: self._record(row.answer_id) for row in rows}
+        ids = sorted({r.id for record in records.values() if record is not None for r in record.retrieved if r.id})
+        live = self._store().chunks(groups=sorted(viewer.groups), ids=ids) if ids else []
         out = []
-        for row in self.rows(tid):
-            answer = self._answer_for(row, viewer)
+        for row in rows:
+            record = records[row.answer_id]
+            answer = _rebuilt(record, viewer, live) if record is not None else None
             stale = answer is None and row.groups <= viewer.groups  # they could have asked it themselves
             out.append(ThreadTurn(row.answer_id, row.asked, row.question, answer, stale))
         return out
@@ -142,22 +149,18 @@ class Threads:
         return [Turn(t.asked, t.question) for t in self.turns(tid, viewer) if t.answer is not None]
 
     def _record(self, answer_id: str) -> AnswerRecord | None:
+        """What was answered, from the log, else from memory (no log, or its write failed): never shown as is."""
         audit = self._audit()
-        if audit is not None:
-            return audit.get(answer_id)
-        cached = self.cache.get(answer_id)  # no log: memory is all there is
-        return cached.record() if cached is not None else None
-
-    def _answer_for(self, row: TurnRow, viewer: Viewer) -> Answer | None:
-        cached = self.cache.get(row.answer_id)
-        if cached is not None and cached.retrieval.viewer == viewer:
-            return cached  # the asker: exactly what they were shown
-        record = self._record(row.answer_id)
+        record = audit.get(answer_id) if audit is not None else None
         if record is None:
-            return None
-        ids = [r.id for r in record.retrieved]
-        live = self._store().chunks(groups=sorted(viewer.groups), ids=ids) if ids else []
-        answer = restore(record, viewer, live)
-        if len(answer.retrieval.hits) != len(record.retrieved):
-            return None  # some source is unreadable for this viewer or changed since: the whole turn is withheld
-        return answer
+            cached = self.cache.get(answer_id)
+            record = cached.record() if cached is not None else None
+        return record
+
+
+def _rebuilt(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer | None:
+    """The stored answer for `viewer` over the live chunks, or None when any source is unreadable or changed since."""
+    answer = restore(record, viewer, live)
+    if len(answer.retrieval.hits) != len(record.retrieved):
+        return None  # the whole turn is withheld: never a partial rebuild of what someone else was shown
+    return answer

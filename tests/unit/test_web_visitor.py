@@ -90,6 +90,25 @@ def test_a_reloaded_turn_whose_source_changed_never_shows_the_old_quote(tmp_path
     assert 'data-state="stale"' in reloaded and "refund window?" in reloaded and 'class="retry"' in reloaded
 
 
+def test_the_askers_own_reload_is_rebuilt_after_a_reingest_restricted_its_source(tmp_path):
+    """No shortcut for the asker: the same running app, with and without an answer log, withholds the turn."""
+    for logged in (True, False):
+        embedder = HashEmbedder()
+        store = MemoryStore(embedder, [REFUNDS])
+        audit = SQLiteAuditLog(tmp_path / f"answers-{logged}.sqlite3") if logged else None
+        answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(GOOD), audit=audit)
+        app = TestClient(create_app(Settings(identity_header="X-Groups"), answerer=answerer, store=store))
+        thread = thread_of(app.post("/ask", data={"question": "refund window?"}).text)
+        assert QUOTE in app.get(f"/?thread={thread}").text  # before: the asker sees their answer again
+        restricted = replace(REFUNDS, access=("team-x",))  # same text, same hash: only the access changed
+        store.items = [(restricted if c.id == REFUNDS.id else c, v) for c, v in store.items]
+        for path in (f"/?thread={thread}", f"/ask/thread?thread={thread}"):
+            for headers in ({}, {"X-Groups": "staff"}):
+                shown = app.get(path, headers=headers).text
+                assert QUOTE not in shown and REFUNDS.text[:40] not in shown, (logged, path, headers)
+        assert QUOTE in app.get(f"/?thread={thread}", headers={"X-Groups": "team-x"}).text, logged
+
+
 def test_a_rebuilt_turn_resolves_every_citation_against_the_live_chunk():
     record_rset = RetrievalSet("r", "q", Viewer.anonymous(), (Hit("c1", REFUNDS, 1.0),))
     from answer.audit import restore
