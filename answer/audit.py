@@ -251,5 +251,5 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
     rset = RetrievalSet(id=record.answer_id, question=record.question, viewer=viewer, hits=hits)
     return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
                   retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
-                  generator=record.generator, created=record.created,
+                  generator=record.generator, created=record.created, disagreement=record.disagreement,
                   hidden=record.hidden if whole else (), problems=record.problems if whole else ())

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
+from .asides import asks_history, is_history, is_navigation
 from .question import Question
 from .shape import shape_fit
-from .spans import ITEM, ROW, SENTENCE, table_header, units
+from .spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
 from .support import key_terms
 from .vocabulary import EMPTY, Vocabulary
 
@@ -52,6 +53,7 @@ class Span:
     version: str
     lead: bool  # starts with the first unit of the section
     parts: tuple[str, ...] = ()  # the units' texts (embedded one by one; a span's meaning is their mean)
+    introduces: str = ""  # the block (code / list / table) its last sentence introduces and the quote includes
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Weights:
     lead: float = 0.04
     rank: float = 0.025
     other_version: float = 0.15
+    history: float = 0.12  # a past version or a rename, for a question that does not ask about changes
     length: float = 0.05  # per unit beyond the first: a longer quote must earn its length
 
 
@@ -181,6 +184,8 @@ class AnswerExtractor:
             features["length"] = -w.length * (len(span.parts) - 1)
         if self._other_version(question, span, preferred):
             features["version"] = -w.other_version
+        if is_history(span.text, span.context) and not asks_history(question.text):
+            features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
         return Scored(span, round(sum(features.values()), 4), features)
 
     def _other_version(self, question: Question, span: Span, preferred: str) -> bool:
@@ -204,19 +209,39 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     chunk = hit.chunk
     context = section_context(hit)
     found = units(chunk.text)
+    layout = blocks(chunk.text)
     out: list[Span] = []
     for i, unit in enumerate(found):
+        if is_navigation(unit.text):
+            continue  # "See Pagination." points elsewhere and states nothing
+        if i and leans_back(unit) and found[i - 1].block == unit.block and found[i - 1].kind == unit.kind == SENTENCE:
+            continue  # "On other plans, limits cannot be raised." is quoted with the sentence it answers
         run = [unit]
         for follower in found[i + 1 : i + MAX_UNITS] if unit.kind == SENTENCE else ():  # items and rows stand alone
-            if follower.block != unit.block or follower.kind != unit.kind:
+            if follower.block != unit.block or follower.kind != unit.kind or is_navigation(follower.text):
                 break
             run.append(follower)
         for size in range(1, len(run) + 1):
             start, end = run[0].start, run[size - 1].end
+            block = introduced_block(chunk.text, run[size - 1], layout)
+            if block is not None:
+                end = block[1]  # the command, the steps or the table the sentence announces, quoted with it
             out.append(Span(hit.handle, rank, start, end, chunk.text[start:end], unit.kind, unit.header, context,
                             chunk.doc_version, lead=unit is found[0],
-                            parts=tuple(_embedding_text(u.text, u.header) for u in run[:size])))
+                            parts=tuple(_embedding_text(u.text, u.header) for u in run[:size]),
+                            introduces=block[2] if block else ""))
     return out
+
+
+# Openers that point back at the sentence before: alone, the quote says the opposite of the page or nothing.
+_LEANS_BACK = re.compile(r"^(?:\*\*)?(?:however|but|otherwise|instead|conversely|still|even so|in (?:that|this|either) case|"
+                         r"if (?:so|not)|on other|for other|other|unlike|as a result|therefore|thus|this|that|these|those|"
+                         r"they|it|such|then|both|neither)\b", re.IGNORECASE)
+
+
+def leans_back(unit: Unit) -> bool:
+    """True for a sentence that reads only after the one before it ("Otherwise, …", "On other plans, …")."""
+    return bool(_LEANS_BACK.match(unit.text))
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:
@@ -239,8 +264,10 @@ def quote_span(hit: Hit, rank: int, start: int, end: int) -> Span:
     parts = tuple(_embedding_text(u.text, u.header) for u in inside) or (_embedding_text(chunk.text[start:end], header),)
     kind = inside[0].kind if inside else (ROW if header else SENTENCE)
     lead = bool(inside) and inside[0] == found[0]
+    block = introduced_block(chunk.text, inside[-1]) if inside else None
+    introduces = block[2] if block and start < block[0] and end >= block[1] else ""
     return Span(hit.handle, rank, start, end, chunk.text[start:end], kind, header, section_context(hit),
-                chunk.doc_version, lead=lead, parts=parts)
+                chunk.doc_version, lead=lead, parts=parts, introduces=introduces)
 
 
 def _embedding_text(text: str, header: str) -> str:
@@ -277,7 +304,8 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
-    return shape_fit(question.kind, span.text, item=span.kind == ITEM, header=span.header, lead=span.lead)
+    return shape_fit(question.kind, span.text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
+                     lead=span.lead)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

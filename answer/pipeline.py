@@ -61,6 +61,7 @@ class Answer:
     quotes_verbatim: int = 0
     phantoms: int = 0
     model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
+    disagreement: bool = False  # the quoted sources state different values for the same thing: neither is verified
 
     def record(self) -> AnswerRecord:
         """What the answer was, detached from the live retrieval set: for the audit log and the JSON API."""
@@ -69,7 +70,8 @@ class Answer:
             retrieved=tuple(Source(h.handle, h.chunk.id, h.chunk.title, h.chunk.url, h.chunk.heading_path,
                                    h.chunk.doc_version, h.chunk.hash, h.chunk.text, round(h.score, 4)) for h in self.retrieval.hits),
             viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
-            model_unavailable=self.model_unavailable, generator=self.generator, created=self.created,
+            model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
+            created=self.created,
             problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
             quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
 
@@ -141,12 +143,13 @@ class Answerer:
             verification = _better(verification, retry)
         shown = verification.shown
         off_topic: tuple[Finding, ...] = ()
+        disagreement = False
         if shown and self.judge is not None:
             # Verified is not enough: the quotes must answer the question. Decided before anything streams.
             started = time.perf_counter()
             judgement = self.judge.judge(rset.question, shown, rset)
             timings["judge"] = round(time.perf_counter() - started, 4)
-            shown = judgement.claims
+            shown, disagreement = judgement.claims, judgement.disagree
             off_topic = judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons)
         for claim in shown:
             yield Event("claim", claim=claim)
@@ -166,7 +169,7 @@ class Answerer:
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
             off_topic += tuple(Finding(f"not an answer: {r}") for a in attempts[-1:] for r in a.reasons)
         answer = self._finish(rset, state, shown, verification, attempts, timings, degraded=degraded, unreachable=unreachable,
-                              off_topic=off_topic)
+                              off_topic=off_topic, disagreement=disagreement and bool(shown))
         yield Event("done", answer=answer)
 
     def _attempt(
@@ -208,6 +211,7 @@ class Answerer:
         degraded: bool,
         unreachable: bool = False,
         off_topic: tuple[Finding, ...] = (),
+        disagreement: bool = False,
     ) -> Answer:
         # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
         verified = {c.text for c in verification.shown}
@@ -231,6 +235,7 @@ class Answerer:
             quotes_verbatim=sum(c.verified for c in checks),
             phantoms=sum(c.kind == "phantom" for c in checks),
             model_unavailable=unreachable,
+            disagreement=disagreement,
         )
         if self.audit is not None:
             try:

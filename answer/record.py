@@ -79,6 +79,7 @@ class AnswerRecord:
     quotes_total: int = 0
     quotes_verbatim: int = 0
     phantoms: int = 0
+    disagreement: bool = False  # the quoted sources state different values: shown side by side, not as verified
 
 
 # -- to JSON ------------------------------------------------------------------------------------------
@@ -92,6 +93,7 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
         "state": record.state,
         "degraded": record.degraded,
         "model_unavailable": record.model_unavailable,
+        "disagreement": record.disagreement,
         "generator": record.generator,
         "claims": [claim_json(c) for c in record.claims],
         "retrieved": [_source_json(s, full=full) for s in record.retrieved],
@@ -162,6 +164,7 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
         viewer_groups=tuple(str(g) for g in data.get("viewer_groups") or ()),
         degraded=bool(data.get("degraded")),
         model_unavailable=bool(data.get("model_unavailable")),
+        disagreement=bool(data.get("disagreement")),
         generator=str(data.get("generator", "")),
         created=float(data.get("created") or 0.0),
         problems=_findings(data.get("problems")),

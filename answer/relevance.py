@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from retrieval.search import Hit, RetrievalSet
 
+from .conflicts import disagree
 from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .findings import Finding
 from .question import Question, analyze
@@ -145,6 +146,7 @@ class Judgement:
     answered: bool
     reasons: tuple[str, ...] = ()  # why nothing answers, when nothing does
     set_aside: tuple[Finding, ...] = ()  # "claim 2 does not answer the question: …", for the audit
+    disagree: bool = False  # two sources state different values for the same thing: both shown, neither verified
 
 
 class RelevanceJudge:
@@ -183,15 +185,16 @@ class RelevanceJudge:
         if direct is None:
             return [], first_reasons
         chosen = [direct]
+        rival = next((s for s in ranked if _rivals(direct, s, rset)), None)  # shown beside it, whatever it scores
         for scored in ranked:
-            if len(chosen) >= max_spans:
+            if len(chosen) >= max_spans - (rival is not None):
                 break
-            if any(_overlaps(scored, c) for c in chosen):
+            if scored is rival or any(_overlaps(scored, c) for c in chosen):
                 continue
             hit = rset.get(scored.span.handle)
             if hit is not None and self.gate.supporting(question, scored, hit, direct.score, vocabulary).answers:
                 chosen.append(scored)
-        return chosen, ()
+        return chosen + ([rival] if rival is not None else []), ()
 
     def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet) -> Judgement:
         """Order verified claims direct-first and set aside those that do not address the question."""
@@ -216,15 +219,38 @@ class RelevanceJudge:
                                    for i, v in enumerate(verdicts)))
         lead = max(passing, key=lambda i: best[i][0].score)
         kept, set_aside = [replace(claims[lead], role=DIRECT)], []
+        rivals = [i for i in range(len(claims)) if i != lead and _claims_disagree(claims[lead], claims[i], rset)]
         for i, claim in enumerate(claims):
             if i == lead:
+                continue
+            if i in rivals:  # the docs disagree: the other value is shown too, never dropped as off the point
+                kept.append(replace(claim, role=SUPPORTING))
                 continue
             verdict = self.gate.supporting(question, best[i][0], best[i][1], best[lead][0].score, vocabulary)
             if verdict.answers:
                 kept.append(replace(claim, role=SUPPORTING))
             else:
                 set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
-        return Judgement(tuple(kept), True, (), tuple(set_aside))
+        return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=bool(rivals))
+
+
+def _rivals(direct: Scored, other: Scored, rset: RetrievalSet) -> bool:
+    """A span of another section of the same docs version stating another value for what the direct answer states."""
+    a, b = rset.get(direct.span.handle), rset.get(other.span.handle)
+    if a is None or b is None or a.chunk.id == b.chunk.id or a.chunk.doc_version != b.chunk.doc_version:
+        return False
+    return disagree(direct.span.text, other.span.text)
+
+
+def _claims_disagree(first: Claim, second: Claim, rset: RetrievalSet) -> bool:
+    """Two verified claims whose quotes, from different sections of one docs version, state different values."""
+    for x in first.citations:
+        for y in second.citations:
+            a, b = rset.get(x.handle), rset.get(y.handle)
+            if (a is not None and b is not None and a.chunk.id != b.chunk.id
+                    and a.chunk.doc_version == b.chunk.doc_version and disagree(x.quote, y.quote)):
+                return True
+    return False
 
 
 def _overlaps(a: Scored, b: Scored) -> bool:

@@ -58,6 +58,26 @@ def units(text: str) -> list[Unit]:
     return [u for u in found if len(_MARKUP.sub("", u.text).strip()) >= MIN_QUOTE_CHARS or u.kind == ROW]
 
 
+MAX_INTRODUCED_CHARS = 600  # a block longer than this is left on the page: the quote would bury the answer
+
+
+def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | None = None) -> tuple[int, int, str] | None:
+    """(start, end, kind) of the code block, list or table that `unit` introduces, when it does.
+
+    "Create a project with the following command:" says nothing without the command: a sentence that
+    ends its paragraph with a colon is quoted with the block right after it (verbatim, like any quote).
+    """
+    if unit.kind != SENTENCE or not unit.text.rstrip("*_ ").endswith(":"):
+        return None
+    found = found if found is not None else _blocks(text)
+    if unit.block + 1 >= len(found) or text[unit.end:found[unit.block][1]].strip():
+        return None  # the colon does not end its paragraph ("Note: …" inside a sentence run)
+    start, end, kind = found[unit.block + 1]
+    if kind not in ("code", "list", "table") or end - start > MAX_INTRODUCED_CHARS:
+        return None
+    return start, end, kind
+
+
 def table_header(text: str, offset: int) -> str:
     """The header row of the table whose row contains `offset`, or "" when it is not in a table row."""
     for start, end, kind in _blocks(text):
@@ -73,6 +93,11 @@ def is_table_row(text: str, quote: str) -> bool:
     """True when `quote` is exactly one whole data row of a table in `text`."""
     wanted = quote.strip()
     return bool(wanted) and any(u.kind == ROW and u.text == wanted for u in units(text))
+
+
+def blocks(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each block of `text`, in the numbering `Unit.block` uses."""
+    return _blocks(text)
 
 
 def _blocks(text: str) -> list[tuple[int, int, str]]:

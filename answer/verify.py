@@ -13,6 +13,7 @@ attribution was wrong, and the retry (or nothing) must fix it in the open.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote as url_quote
@@ -97,6 +98,9 @@ class Verification:
         return not self.problems and all(c.status == SUPPORTED for c in self.claims)
 
 
+_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+
+
 def text_fragment(quote: str) -> str:
     """A `#:~:text=` directive that makes browsers scroll to and highlight the quote.
 
@@ -104,7 +108,8 @@ def text_fragment(quote: str) -> str:
     (backticks, list markers, table pipes) is left out; `-` is escaped because
     the directive syntax gives it a meaning.
     """
-    words = [w for w in quote.replace("`", "").split() if w not in ("|", "-", "*")]
+    shown = "\n".join(line for line in quote.split("\n") if not _FENCE_LINE.match(line))  # ```bash is not on the page
+    words = [w for w in shown.replace("`", "").split() if w not in ("|", "-", "*")]
 
     def encode(text: str) -> str:
         return url_quote(text, safe="").replace("-", "%2D")

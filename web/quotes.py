@@ -113,7 +113,14 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
     """
     parts: list[str] = []
     rows: list[list[str]] = []
+    code: list[str] = []  # consecutive lines of a code block the quote includes (a command it introduces)
     for line in _overlapping(lines(text), start, end):
+        if line.kind == CODE:
+            code.append(html.escape(text[max(start, line.body):min(end, line.end)]))
+            continue
+        if code and line.kind != BLANK:
+            parts.append(_code(code))
+            code = []
         if line.kind == ROW:
             rows.append([render_inline(text[a:b], span=(start - a, end - a), clip=True, link=link)
                          for a, b in line.cells])
@@ -121,16 +128,21 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
         if rows:
             parts.append(_table(rows, header, link))
             rows = []
-        if line.kind == CODE:
-            parts.append(f"<code>{html.escape(text[max(start, line.body):min(end, line.end)])}</code>")
-        elif line.kind not in (FENCE, BLANK):
+        if line.kind not in (FENCE, BLANK):
             body = text[line.body:line.end]
             shown = render_inline(body, span=(start - line.body, end - line.body), clip=True, link=link)
             if shown.strip():
                 parts.append(shown)
+    if code:
+        parts.append(_code(code))
     if rows:
         parts.append(_table(rows, header, link))
     return Markup("<br>".join(p for p in parts if p))
+
+
+def _code(escaped: list[str]) -> str:
+    """Quoted lines of a code block as the page shows them: one preformatted block, line breaks kept."""
+    return '<pre class="quote-code"><code>' + "\n".join(escaped) + "</code></pre>"
 
 
 def _table(rows: list[list[str]], header: str, link: LinkCheck | None) -> str:

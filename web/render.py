@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
+_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+DISAGREE = "disagree"  # verified quotes that state different values for one thing: shown side by side, no badge of proof
 WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
 
 
@@ -109,8 +111,14 @@ class TurnView:
         lines = [f"**{self.asked or self.question}**", ""]
         for claim in self.claims:
             for c in claim.cites:
-                quote = " ".join(c.quote.split())
-                lines.append(f"> {quote} [{c.number}]({c.href})" if c.href else f"> {quote} [{c.number}]")
+                chip = f"[{c.number}]({c.href})" if c.href else f"[{c.number}]"
+                if "\n" in c.quote.strip():  # a sentence with the command or list it introduces: lines kept
+                    quoted = c.quote.strip().split("\n")
+                    if sum(bool(_FENCE_LINE.match(line)) for line in quoted) % 2:
+                        quoted.append("```")  # the verified quote ends at the code, before its closing fence
+                    lines += [f"> {line}".rstrip() for line in quoted] + [f"> {chip}"]
+                else:
+                    lines.append(f"> {' '.join(c.quote.split())} {chip}")
                 lines.append("")
             if not claim.repeats_quote:
                 lines += [claim.text, ""]
@@ -234,7 +242,7 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
 def display_state(answer: Answer, policy: UnverifiedPolicy = "hide") -> str:
     """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
     if answer.state == "answered":
-        return DEGRADED if answer.degraded else VERIFIED
+        return DISAGREE if answer.disagreement else DEGRADED if answer.degraded else VERIFIED
     if answer.state == "unverified":
         # never shown as "not in the docs" when the model could not be reached
         return REFUSED if policy == "refuse" and not answer.model_unavailable else UNVERIFIED
@@ -254,7 +262,7 @@ def turn_view(answer: Answer, site: SiteConfig, tid: str, policy: UnverifiedPoli
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
-    if state in (VERIFIED, DEGRADED) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
+    if state in (VERIFIED, DEGRADED, DISAGREE) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
         return replace(withheld_view(answer.id, asked or answer.question, stale=True), tid=tid)
     return TurnView(
         tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),

@@ -1,0 +1,44 @@
+"""Sentences that are context, not an answer: navigation, version history.
+
+Docs pages carry sentences a visitor should never be handed as "the answer":
+"See Pagination." or "For more details, read the deployment guide." point
+elsewhere and state nothing; "In v2.x, the dev server ran on port 3000." is
+history beside the current fact. These are signals of the sentence's own
+form, true on any site, so they carry to sites the answerer was never tuned
+on. Navigation is never a candidate; history is a penalty, so it still
+answers when no current statement competes, or when the question asks about
+versions and changes.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NAVIGATION = re.compile(
+    r"^(?:\*\*)?(?:see(?: also)?|for (?:more|further|full|additional|a full|the full|an overview|details|information|examples?)|"
+    r"learn (?:more|how)|read (?:more|the|our|about)|more (?:details|information|on|about)|refer to|check out|visit|"
+    r"find out (?:more|how)|head (?:over )?to|jump to|go to the|continue (?:to|with)|next:|previous:)\b",
+    re.IGNORECASE)
+_HISTORY = re.compile(
+    r"\b(?:in|before|prior to|until|up to|through) (?:v|version |release )?\d+(?:\.(?:\d+|x))*\b|"
+    r"\b(?:previously|formerly|used to|no longer|earlier versions?|older versions?|legacy|was renamed|were renamed|"
+    r"has been (?:removed|deprecated|replaced)|deprecated)\b", re.IGNORECASE)
+_HISTORY_PAGE = re.compile(r"\b(?:changelog|release notes?|upgrad\w*|migrat\w*|what'?s new|history)\b", re.IGNORECASE)
+_ASKS_HISTORY = re.compile(
+    r"\b(?:changelog|releases?|released|changed?|changes|new in|introduced|added|removed|deprecated|upgrad\w*|migrat\w*|"
+    r"when (?:was|were|did)|history|previous(?:ly)?|old|older|earlier|legacy|used to|v\d+(?:\.(?:\d+|x))*|\d+(?:\.(?:\d+|x))+)\b", re.IGNORECASE)
+
+
+def is_navigation(text: str) -> bool:
+    """A sentence that sends the reader elsewhere ("See Pagination.", "For more details, read …"): never a claim."""
+    return bool(_NAVIGATION.match(text.strip()))
+
+
+def is_history(text: str, context: str) -> bool:
+    """A statement about how things were (a past version, a rename, a changelog or migration page)."""
+    return bool(_HISTORY.search(text) or _HISTORY_PAGE.search(context))
+
+
+def asks_history(question: str) -> bool:
+    """A question about versions, releases or changes, which history answers."""
+    return bool(_ASKS_HISTORY.search(question))

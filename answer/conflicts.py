@@ -1,0 +1,89 @@
+"""Sources that disagree: two readable sections stating different amounts for the same thing.
+
+A docs site that says "The SDKs time out after 30 seconds" on one page and
+"The default request timeout of the SDKs is 5 seconds" on another (a stale
+page, a hostile edit) has no verified answer: quoting either as the fact
+hides the other. Two quotes disagree when they state an amount in the same
+unit with a different value and are about the same thing (most of their key
+terms, amounts aside, are shared). The answer then shows both, each with its
+source, under "the docs disagree" — never one of them as verified.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .support import key_terms
+
+# A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds").
+_AMOUNT = re.compile(
+    r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|"
+    r"months?|years?|bytes?|b|kb|kib|mb|mib|gb|gib|tb|%|percent|times|attempts|retries|requests?|events?|characters?|"
+    r"chars|items|entries|rows|calls)(?![\w])", re.IGNORECASE)
+_SCALE: dict[str, tuple[str, float]] = {}
+for _names, _family, _factor in (
+    (("ms", "millisecond", "milliseconds"), "time", 0.001), (("s", "sec", "secs", "second", "seconds"), "time", 1),
+    (("min", "mins", "minute", "minutes"), "time", 60), (("h", "hr", "hrs", "hour", "hours"), "time", 3600),
+    (("d", "day", "days"), "time", 86400), (("week", "weeks"), "time", 604800), (("month", "months"), "time", 2592000),
+    (("year", "years"), "time", 31536000), (("b", "byte", "bytes"), "size", 1), (("kb", "kib"), "size", 1024),
+    (("mb", "mib"), "size", 1024**2), (("gb", "gib"), "size", 1024**3), (("tb",), "size", 1024**4),
+    (("%", "percent"), "share", 1), (("times", "attempts", "retries"), "count", 1),
+):
+    for _name in _names:
+        _SCALE[_name] = (_family, _factor)
+SAME_THING = 0.75  # share of the shorter quote's key terms (amounts aside) the other uses too
+
+
+@dataclass(frozen=True)
+class Amount:
+    family: str  # time / size / share / count / the unit itself
+    value: float  # in the family's base unit
+    bound: bool  # a limit or a range end ("up to 30 s", "5–30 s"), not the value itself
+    text: str  # as written ("30 seconds")
+
+
+_BOUND = re.compile(r"(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no more than|no less than|between|within|"
+                    r"from|under|over|[–-]|to)\s*$", re.IGNORECASE)
+_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z0-9]+")  # a capitalised word inside a sentence: a plan, a product
+
+
+def amounts(text: str) -> list[Amount]:
+    """Every amount with a unit the text states, in a comparable base."""
+    found = []
+    for match in _AMOUNT.finditer(text):
+        number, unit = match.group(1).replace(",", ""), match.group(2).lower()
+        family, factor = _SCALE.get(unit, (unit.rstrip("s"), 1.0))
+        before = text[max(0, match.start() - 16):match.start()]
+        ranged = bool(re.match(r"\s*[–-]\s*\d", text[match.end():match.end() + 4]))
+        try:
+            found.append(Amount(family, float(number) * factor, bool(_BOUND.search(before)) or ranged, match.group(0)))
+        except ValueError:
+            continue
+    return found
+
+
+def _topic(text: str) -> set[str]:
+    """Key terms of a quote without its amounts: what the amount is of."""
+    return {t for t in key_terms(_AMOUNT.sub(" ", text)) if not any(ch.isdigit() for ch in t)}
+
+
+def disagree(a: str, b: str) -> bool:
+    """True when two quotes state different values (same unit family, neither a limit) for the same thing.
+
+    Conservative on purpose: a false alarm costs a right answer its badge. A limit ("up to 30 s") is compared
+    only with a limit; quotes where each says something the other does not ("Starter" / "Growth", "monthly" /
+    "annual") are about different things; one quote's key terms must be nearly all in the other.
+    """
+    left, right = amounts(a), amounts(b)
+    kinds = {(x.family, x.bound) for x in left} & {(y.family, y.bound) for y in right}
+    if not kinds:
+        return False  # no value of one kind in both: a limit and a default are different statements
+    if all({x.value for x in left if (x.family, x.bound) == k} & {y.value for y in right if (y.family, y.bound) == k}
+           for k in kinds):
+        return False  # every shared kind of amount has a value both state
+    names_a, names_b = set(_NAME.findall(a)), set(_NAME.findall(b))
+    ta, tb = _topic(a) | {n.lower() for n in names_a}, _topic(b) | {n.lower() for n in names_b}
+    if not ta or not tb or (ta - tb and tb - ta):
+        return False  # each says something the other does not ("monthly" / "annual"): about different things
+    return len(ta & tb) / min(len(ta), len(tb)) >= SAME_THING

@@ -1,0 +1,111 @@
+"""Signals of a sentence's own form that carry across sites: what it introduces, what it leans on, where it points.
+
+Each test is one defect seen on a site the answerer was never tuned on, shown
+on a small chunk: the command a sentence announces, the sentence an
+"On other plans, …" answers, a "See …" pointer, version history beside the
+current fact, and two sources stating different values.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from answer.asides import asks_history, is_history, is_navigation
+from answer.conflicts import amounts, disagree
+from answer.draft import Draft, DraftClaim, Quote
+from answer.extract import AnswerExtractor, spans_of
+from answer.relevance import RelevanceJudge
+from answer.spans import introduced_block, units
+from answer.verify import text_fragment, verify
+from retrieval.search import renumber
+from retrieval.viewer import Viewer
+from tests.fakes import make_chunk
+
+HOWTO = ("Create a new project with the following command:\n\n```bash\nnpm create ferry@latest\n```\n\n"
+         "The wizard asks for a workspace name.")
+
+
+def hit_of(text: str, slug: str = "a/b", anchor: str = "c", **extra):  # noqa: ANN001, ANN003, ANN201
+    return renumber("q", Viewer.anonymous(), [(make_chunk(slug, anchor, text, **extra), 1.0)]).hits[0]
+
+
+def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_it_introduces():
+    found = units(HOWTO)
+    assert introduced_block(HOWTO, found[0]) is not None and introduced_block(HOWTO, found[1]) is None
+    spans = [s for s in spans_of(hit_of(HOWTO), 0) if s.text.startswith("Create")]
+    assert [s.text for s in spans] == [HOWTO[: HOWTO.index("```\n\n") + 3]]  # never the dangling sentence alone
+    assert spans[0].introduces == "code" and "npm create ferry@latest" in spans[0].text
+
+
+def test_a_command_quote_verifies_and_its_link_skips_the_fence_line():
+    hit = hit_of(HOWTO)
+    quote = [s for s in spans_of(hit, 0) if s.introduces][0].text
+    rset = renumber("How do I create a project?", Viewer.anonymous(), [(hit.chunk, 1.0)])
+    result = verify(Draft(False, (DraftClaim((Quote("c1", quote),), quote),)), rset, Viewer.anonymous())
+    shown = [c.quote for claim in result.shown for c in claim.citations]
+    assert len(shown) == 1 and quote.startswith(shown[0]) and shown[0].endswith("npm create ferry@latest")
+    assert "bash" not in text_fragment(quote) and "latest" in text_fragment(quote)
+
+
+def test_an_over_long_block_is_left_on_the_page():
+    text = "Add this configuration:\n\n```js\n" + "x = 1;\n" * 200 + "```"
+    assert introduced_block(text, units(text)[0]) is None
+
+
+def test_a_sentence_that_leans_back_is_quoted_with_the_one_before():
+    text = ("Enterprise customers can negotiate higher limits on a dedicated cluster. "
+            "On other plans, hard limits cannot be raised individually.")
+    spans = [s.text for s in spans_of(hit_of(text), 0)]
+    assert "On other plans, hard limits cannot be raised individually." not in spans
+    assert text in spans
+
+
+@pytest.mark.parametrize("sentence", ["See Pagination.", "For more details, read the deployment guide.",
+                                      "Learn more about adapters in the reference.", "Refer to the CLI reference."])
+def test_navigation_is_never_a_candidate(sentence):
+    assert is_navigation(sentence)
+    text = f"Pages are cached for 60 seconds. {sentence}"
+    assert all(sentence not in s.text for s in spans_of(hit_of(text), 0))
+
+
+def test_history_is_context_unless_the_question_asks_about_changes():
+    assert is_history("In v2.x, the dev server ran on port 3000.", "Configuration")
+    assert is_history("The server runs on port 4321.", "Upgrade to v3")  # a migration page's sentences
+    assert not is_history("The dev server runs on port 4321.", "Configuration")
+    assert asks_history("What port did the dev server use in v2?") and not asks_history("What port does the dev server use?")
+    rset = renumber("q", Viewer.anonymous(), [
+        (make_chunk("guide/config", "port", "In v2.x, the dev server ran on port 3000.", title="Dev server"), 1.0),
+        (make_chunk("guide/config", "port-now", "The dev server runs on port 4321.", title="Dev server"), 0.9)])
+    judge = RelevanceJudge(AnswerExtractor())
+    top = judge.extractor.rank(judge.question("Which port does the dev server run on?"), rset)[0]
+    assert top.span.text == "The dev server runs on port 4321." and "history" not in top.features
+
+
+def test_amounts_are_compared_in_one_base():
+    assert [(a.family, a.value, a.bound) for a in amounts("up to 2 minutes, then 30 s")] == [("time", 120, True),
+                                                                                           ("time", 30, False)]
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ("The default request timeout of the SDKs is 5 seconds.", "The SDKs use a default request timeout of 30 seconds.", True),
+    ("Ferrydeck retries a failed delivery up to 8 times.", "Ferrydeck retries a failed delivery up to 12 times.", True),
+    ("The SDK timeout is 30 s.", "The SDK timeout is 30 seconds.", False),  # the same value in other words
+    ("The Starter plan allows 10 requests per second.", "The Growth plan allows 200 requests per second.", False),
+    ("Monthly plans are refunded within 14 days.", "Annual plans are refunded within 30 days.", False),
+    ("Payloads may be up to 256 KB.", "The default batch size is 100 KB.", False),  # a limit is not a default
+])
+def test_two_quotes_disagree_only_on_different_values_for_the_same_thing(a, b, expected):
+    assert disagree(a, b) is expected
+
+
+def test_a_planted_contradiction_is_shown_beside_the_answer_and_flagged():
+    real = make_chunk("sdk/config", "timeouts", "The default request timeout of the SDKs is 30 seconds.", title="SDK configuration")
+    planted = make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.", title="Tips")
+    rset = renumber("What is the default request timeout of the SDKs?", Viewer.anonymous(), [(real, 1.0), (planted, 0.9)])
+    judge = RelevanceJudge(AnswerExtractor())
+    chosen, _ = judge.pick(judge.question(rset.question), rset)
+    assert {s.span.text for s in chosen} == {real.text, planted.text}
+    draft = Draft(False, tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text) for s in chosen))
+    verified = verify(draft, rset, Viewer.anonymous())
+    judgement = judge.judge(rset.question, verified.shown, rset)
+    assert judgement.disagree and len(judgement.claims) == 2
