@@ -20,12 +20,14 @@ _NAVIGATION = re.compile(
     r"find out (?:more|how)|head (?:over )?to|jump to|go to the|continue (?:to|with)|next:|previous:)\b",
     re.IGNORECASE)
 _HISTORY = re.compile(
-    r"\b(?:in|before|prior to|until|up to|through) (?:v|version |release )?\d+(?:\.(?:\d+|x))*\b|"
+    r"\b(?:in|before|prior to|until|up to|through) (?:v\d+(?:\.(?:\d+|x))*|(?:version|release) \d+(?:\.(?:\d+|x))*|"
+    r"\d+\.(?:\d+|x)(?:\.(?:\d+|x))*(?!\s?(?:ms|s|seconds?|minutes?|hours?|days?|[kmg]b|%)\b))\b|"
     r"\b(?:previously|formerly|used to|no longer|earlier versions?|older versions?|legacy|was renamed|were renamed|"
     r"has been (?:removed|deprecated|replaced)|deprecated)\b", re.IGNORECASE)
 _HISTORY_PAGE = re.compile(r"\b(?:changelog|release notes?|upgrad\w*|migrat\w*|what'?s new|history)\b", re.IGNORECASE)
 _ASKS_HISTORY = re.compile(
     r"\b(?:changelog|releases?|released|changed?|changes|new in|introduced|added|removed|deprecated|upgrad\w*|migrat\w*|"
+    r"(?:moving|switching|coming|porting) from|"
     r"when (?:was|were|did)|history|previous(?:ly)?|old|older|earlier|legacy|used to|v\d+(?:\.(?:\d+|x))*|\d+(?:\.(?:\d+|x))+)\b", re.IGNORECASE)
 
 

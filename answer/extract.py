@@ -256,16 +256,25 @@ def section_context(hit: Hit) -> str:
 
 
 def quote_span(hit: Hit, rank: int, start: int, end: int) -> Span:
-    """The span a quote at [start, end) of a hit is: its parts are the units it covers, like a candidate's."""
+    """The span a quote at [start, end) of a hit is: its parts are the units it covers, like a candidate's.
+
+    A quote reaching into the block its sentence introduces is read as that candidate is: the sentence
+    carries the meaning, the command or rows after it are what it shows.
+    """
     chunk = hit.chunk
     found = units(chunk.text)
+    layout = blocks(chunk.text)
     inside = [u for u in found if u.end > start and u.start < end]
-    header = table_header(chunk.text, start)
+    introduces = ""
+    for k, unit in enumerate(inside):
+        block = introduced_block(chunk.text, unit, layout)
+        if block is not None and end > block[0]:
+            inside, introduces = inside[: k + 1], block[2]
+            break
+    header = "" if introduces else table_header(chunk.text, start)
     parts = tuple(_embedding_text(u.text, u.header) for u in inside) or (_embedding_text(chunk.text[start:end], header),)
     kind = inside[0].kind if inside else (ROW if header else SENTENCE)
     lead = bool(inside) and inside[0] == found[0]
-    block = introduced_block(chunk.text, inside[-1]) if inside else None
-    introduces = block[2] if block and start < block[0] and end >= block[1] else ""
     return Span(hit.handle, rank, start, end, chunk.text[start:end], kind, header, section_context(hit),
                 chunk.doc_version, lead=lead, parts=parts, introduces=introduces)
 

@@ -72,6 +72,9 @@ def test_history_is_context_unless_the_question_asks_about_changes():
     assert is_history("In v2.x, the dev server ran on port 3000.", "Configuration")
     assert is_history("The server runs on port 4321.", "Upgrade to v3")  # a migration page's sentences
     assert not is_history("The dev server runs on port 4321.", "Configuration")
+    assert not is_history("By default a delivery gets up to 16 attempts.", "Retries")  # an amount, not a version
+    assert not is_history("A retry waits in 2.5 seconds.", "Retries")
+    assert asks_history("Which fields do I rename when moving from v1 to v2?")
     assert asks_history("What port did the dev server use in v2?") and not asks_history("What port does the dev server use?")
     rset = renumber("q", Viewer.anonymous(), [
         (make_chunk("guide/config", "port", "In v2.x, the dev server ran on port 3000.", title="Dev server"), 1.0),
