@@ -54,6 +54,12 @@ class Span:
     lead: bool  # starts with the first unit of the section
     parts: tuple[str, ...] = ()  # the units' texts (embedded one by one; a span's meaning is their mean)
     introduces: str = ""  # the block (code / list / table) its last sentence introduces and the quote includes
+    shows: int = 0  # where that block starts in `text`: what precedes it is the statement, what follows is shown
+
+    @property
+    def statement(self) -> str:
+        """What the span says, without the block it shows: the text relevance and shape are judged on."""
+        return self.text[: self.shows] if self.introduces else self.text
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,7 @@ class AnswerExtractor:
             features["length"] = -w.length * (len(span.parts) - 1)
         if self._other_version(question, span, preferred):
             features["version"] = -w.other_version
-        if is_history(span.text, span.context) and not asks_history(question.text):
+        if is_history(span.statement, span.context) and not asks_history(question.text):
             features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
         return Scored(span, round(sum(features.values()), 4), features)
 
@@ -229,7 +235,7 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
             out.append(Span(hit.handle, rank, start, end, chunk.text[start:end], unit.kind, unit.header, context,
                             chunk.doc_version, lead=unit is found[0],
                             parts=tuple(_embedding_text(u.text, u.header) for u in run[:size]),
-                            introduces=block[2] if block else ""))
+                            introduces=block[2] if block else "", shows=block[0] - start if block else 0))
     return out
 
 
@@ -265,18 +271,18 @@ def quote_span(hit: Hit, rank: int, start: int, end: int) -> Span:
     found = units(chunk.text)
     layout = blocks(chunk.text)
     inside = [u for u in found if u.end > start and u.start < end]
-    introduces = ""
+    introduces, shows = "", 0
     for k, unit in enumerate(inside):
         block = introduced_block(chunk.text, unit, layout)
         if block is not None and end > block[0]:
-            inside, introduces = inside[: k + 1], block[2]
+            inside, introduces, shows = inside[: k + 1], block[2], block[0] - start
             break
     header = "" if introduces else table_header(chunk.text, start)
     parts = tuple(_embedding_text(u.text, u.header) for u in inside) or (_embedding_text(chunk.text[start:end], header),)
     kind = inside[0].kind if inside else (ROW if header else SENTENCE)
     lead = bool(inside) and inside[0] == found[0]
     return Span(hit.handle, rank, start, end, chunk.text[start:end], kind, header, section_context(hit),
-                chunk.doc_version, lead=lead, parts=parts, introduces=introduces)
+                chunk.doc_version, lead=lead, parts=parts, introduces=introduces, shows=shows)
 
 
 def _embedding_text(text: str, header: str) -> str:
@@ -306,14 +312,14 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
     """Rarity-weighted share of the question's focus terms found in the span, its table header or its headings."""
     if not question.focus:
         return 0.0
-    found = key_terms(" ".join((span.text, span.header, span.context)))
+    found = key_terms(" ".join((span.statement, span.header, span.context)))
     total = sum(vocabulary.weight(t) for t in question.focus)
     return sum(vocabulary.weight(t) for t in question.focus & found) / total if total else 0.0
 
 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
-    return shape_fit(question.kind, span.text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
+    return shape_fit(question.kind, span.statement, item=span.kind == ITEM or bool(span.introduces), header=span.header,
                      lead=span.lead)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ingest.text import TERM_STOPWORDS, stem
 from retrieval.search import MAX_QUESTION_CHARS
 
 from .support import key_terms
@@ -57,8 +58,10 @@ _LEAD = re.compile(
     r"^\s*(?:(?:how|when|where|why|what|which|who)\s+)?(?:(?:do|does|did|can|could|should|would|will|may|must|is|are|was|were)\s+)?"
     r"(?:(?:i|we|you|one|it|there)\s+)?(?:(?:be\s+able\s+to|need\s+to|have\s+to|want\s+to)\s+)?", re.IGNORECASE)
 _VERB_LEAD = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)|can|could|should|may|do|does)\s+(?:i|we|you|one)\b", re.IGNORECASE)
-_WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|^\s*and\s+(?:for|in|on|with)\s+(?P<rest2>.+?)\s*\??\s*$",
-                         re.IGNORECASE)
+_WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|"
+                         r"^\s*and\s+(?P<prep>for|in|on|with|to|from|under|inside)\s+(?P<rest2>.+?)\s*\??\s*$", re.IGNORECASE)
+_DETERMINERS = re.compile(r"^(?:(?:my|our|your|their|its|the|a|an|this|that|these|those)\s+)+", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.+#-]*(?<![.])")
 _DO_THAT = re.compile(r"\bdo\s+(?:that|this|it|so)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|that|this|they|them|these|those|there)\b", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"^\s*(?:(?:how|when|where|why|what|which)\s+)?(?:do|does|did|can|could|will|would|should|is|are|was|were|has|have)\s+"
@@ -99,7 +102,10 @@ def carry_subject(question: str, previous: str) -> str:
     about = _WHAT_ABOUT.match(question)
     if about:
         extra = (about.group("rest") or about.group("rest2") or "").strip()
-        return f"{previous.strip().rstrip('?')}, for {extra}?" if extra else previous
+        if not extra:
+            return previous
+        preposition = (about.group("prep") or "for").lower()
+        return swap_part(previous, extra) or f"{previous.strip().rstrip('?')} {preposition} {extra}?"
     if is_action and _DO_THAT.search(question):
         return _DO_THAT.sub(topic, question, count=1)
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
@@ -107,6 +113,37 @@ def carry_subject(question: str, previous: str) -> str:
     if match and not is_action and match.group(1).lower() != "there":
         return (stripped[: match.start()] + topic + stripped[match.end():]).replace("\x00", "that")
     return f"{question.strip().rstrip('?')} ({topic})?"
+
+
+def swap_part(previous: str, replacement: str) -> str | None:
+    """The previous question with the part a follow-up replaces swapped for it, or None when no part matches.
+
+    "And for my Vue components?" after "How do I open the devtools for React components?" asks the same
+    question of another object: the phrase ending in the same head word ("components") is replaced. A
+    follow-up naming another product or plan ("And on Netlify?" after "… deploy to Vercel?") replaces the
+    previous question's last name. Searching "…React components, for Vue components" would find React.
+    """
+    base = previous.strip().rstrip("?!. ").rstrip()
+    part = _DETERMINERS.sub("", replacement.strip().rstrip("?!. ")).strip()
+    words = part.split()
+    if not words:
+        return None
+    tokens = list(_TOKEN.finditer(base))
+    head = stem(words[-1].lower())
+    for i in range(len(tokens) - 1, 0, -1):
+        if stem(tokens[i].group().lower()) != head:
+            continue
+        j = i
+        while j > 1 and tokens[j - 1].group().lower() not in TERM_STOPWORDS:  # the modifiers before the head
+            j -= 1
+        if j == i and len(words) == 1:
+            return None  # the same word alone: nothing is replaced
+        return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
+    if part[:1].isupper():
+        names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
+        if names:
+            return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
+    return None
 
 
 class CarrySubject:

@@ -80,7 +80,7 @@ class AnswerGate:
             reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
         if scored.score < max(self.support_floor, best - self.support_within):
             reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
-        elif not names_focus(question, scored.span.text):
+        elif not names_focus(question, scored.span.statement):
             reasons.append("the quote itself names nothing the question asks about")
         return Verdict(not reasons, scored.score, tuple(reasons))
 
@@ -239,7 +239,7 @@ def _rivals(direct: Scored, other: Scored, rset: RetrievalSet) -> bool:
     a, b = rset.get(direct.span.handle), rset.get(other.span.handle)
     if a is None or b is None or a.chunk.id == b.chunk.id or a.chunk.doc_version != b.chunk.doc_version:
         return False
-    return disagree(direct.span.text, other.span.text)
+    return disagree(direct.span.statement, other.span.statement)
 
 
 def _claims_disagree(first: Claim, second: Claim, rset: RetrievalSet) -> bool:

@@ -17,13 +17,27 @@ REGION = "Can I move my workspace to another region?"
     (TIMEOUT, "How do I change it?", "How do I change the default request timeout of the SDKs?"),
     (TIMEOUT, "Is it configurable?", "Is the default request timeout of the SDKs configurable?"),
     (TIMEOUT, "Why?", "Why (the default request timeout of the SDKs)?"),
-    ("How long are refunds available?", "And for annual plans?", "How long are refunds available, for annual plans?"),
+    ("How long are refunds available?", "And for annual plans?", "How long are refunds available for annual plans?"),
     ("How do I rotate an API key?", "Does that revoke the old one?", "Does that revoke the old one (rotate an API key)?"),
 ])
 def test_an_elliptical_follow_up_carries_the_previous_subject(previous, question, expected):
     assert is_elliptical(question)
     result = rewrite(question, [Turn(previous, previous)])
     assert result.question == expected and result.rewritten and result.asked == question
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("How do I open the devtools for React components?", "And for my Vue components?",
+     "How do I open the devtools for Vue components?"),  # the object swapped, not appended beside React
+    ("How do I deploy my site to Vercel?", "And on Netlify?", "How do I deploy my site to Netlify?"),  # the platform
+    ("What is the default port in dev mode?", "What about preview mode?", "What is the default port in preview mode?"),
+    ("How many retries does the Growth plan get?", "What about Starter?", "How many retries does the Starter plan get?"),
+    ("How long are events kept?", "What about deliveries?", "How long are events kept for deliveries?"),  # nothing to swap
+])
+def test_a_follow_up_that_replaces_one_part_is_searched_as_the_previous_question_with_it_replaced(previous, question,
+                                                                                                   expected):
+    result = rewrite(question, [Turn(previous, previous)])
+    assert result.question == expected and result.rewritten
 
 
 @pytest.mark.parametrize("question", ["Which TLS versions does the API accept?", "How do I verify webhook signatures?",
