@@ -58,7 +58,7 @@ class Span:
 
     @property
     def statement(self) -> str:
-        """What the span says, without the block it shows: the text relevance and shape are judged on."""
+        """What the span says, without the block it shows (a command's numbers are no version and no rival value)."""
         return self.text[: self.shows] if self.introduces else self.text
 
 
@@ -312,15 +312,15 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
     """Rarity-weighted share of the question's focus terms found in the span, its table header or its headings."""
     if not question.focus:
         return 0.0
-    found = key_terms(" ".join((span.statement, span.header, span.context)))
+    found = key_terms(" ".join((span.text, span.header, span.context)))
     total = sum(vocabulary.weight(t) for t in question.focus)
     return sum(vocabulary.weight(t) for t in question.focus & found) / total if total else 0.0
 
 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
-    return shape_fit(question.kind, span.statement, item=span.kind == ITEM or bool(span.introduces), header=span.header,
-                     lead=span.lead)
+    return shape_fit(question.kind, span.text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
+                     lead=span.lead, heading=span.context if span.lead else "")
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

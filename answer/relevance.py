@@ -80,7 +80,7 @@ class AnswerGate:
             reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
         if scored.score < max(self.support_floor, best - self.support_within):
             reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
-        elif not names_focus(question, scored.span.statement):
+        elif not names_focus(question, scored.span.text):
             reasons.append("the quote itself names nothing the question asks about")
         return Verdict(not reasons, scored.score, tuple(reasons))
 

@@ -29,17 +29,18 @@ _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|
                          re.IGNORECASE)
 
 
-def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lead: bool = False) -> int:
+def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
-    `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section.
+    `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section;
+    `heading`: the title and headings a section lead states the answer of (a section "Default strategy" opens with it).
     """
     if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
         return -1
     if kind == QUANTITY:
         return 1 if states_quantity(text) else -1
     if kind == DEFAULT:
-        return 1 if "default" in text.lower() or "default" in header.lower() else 0
+        return 1 if any("default" in part.lower() for part in (text, header, heading)) else 0
     if kind == HOWTO:
         return 1 if item or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
     if kind == DEFINITION:

@@ -112,3 +112,14 @@ def test_a_planted_contradiction_is_shown_beside_the_answer_and_flagged():
     verified = verify(draft, rset, Viewer.anonymous())
     judgement = judge.judge(rset.question, verified.shown, rset)
     assert judgement.disagree and len(judgement.claims) == 2
+
+
+def test_a_section_headed_by_the_default_states_it_in_its_lead():
+    lead = make_chunk("guides/prefetch", "default-strategy", "Links are prefetched when they are hovered.",
+                      title="Prefetch", heading="Default strategy")
+    other = make_chunk("guides/prefetch", "strategies", "The viewport strategy prefetches links as they scroll into view.",
+                       title="Prefetch", heading="Strategies")
+    rset = renumber("q", Viewer.anonymous(), [(other, 1.0), (lead, 0.9)])
+    judge = RelevanceJudge(AnswerExtractor())
+    scored = {s.span.text: s for s in judge.extractor.rank(judge.question("What is the default prefetch strategy?"), rset)}
+    assert scored[lead.text].features.get("type", 0) > 0 and "type" not in scored[other.text].features
