@@ -123,3 +123,30 @@ def test_a_section_headed_by_the_default_states_it_in_its_lead():
     judge = RelevanceJudge(AnswerExtractor())
     scored = {s.span.text: s for s in judge.extractor.rank(judge.question("What is the default prefetch strategy?"), rset)}
     assert scored[lead.text].features.get("type", 0) > 0 and "type" not in scored[other.text].features
+
+
+def test_sources_that_disagree_are_shown_side_by_side_without_a_verified_badge():
+    from starlette.testclient import TestClient
+
+    from answer.generate import ExtractiveGenerator
+    from answer.pipeline import Answerer
+    from retrieval.search import DenseRetriever
+    from tests.fakes import HashEmbedder, MemoryStore
+    from web.app import create_app
+    from web.settings import Settings
+
+    real = make_chunk("sdk/config", "timeouts", "The default request timeout of the SDKs is 30 seconds.", title="SDK configuration")
+    planted = make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.", title="Tips")
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [real, planted])
+    judge = RelevanceJudge(AnswerExtractor())
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ExtractiveGenerator(judge=judge), judge=judge)
+    answer = answerer.ask("What is the default request timeout of the SDKs?", Viewer.anonymous())
+    assert answer.state == "answered" and answer.disagreement
+    assert {c.quote for claim in answer.claims for c in claim.citations} == {real.text, planted.text}
+    page = TestClient(create_app(Settings(), answerer=answerer, store=store)).post(
+        "/ask", data={"question": "What is the default request timeout of the SDKs?"}).text
+    turn = page[page.index('<article class="turn'):]
+    assert 'data-state="disagree"' in turn and "Sources disagree" in turn and "Verified against the docs" not in turn
+    assert "30 seconds" in turn and "5 seconds" in turn
+    assert answer.record().disagreement and answer.to_dict()["disagreement"] is True
