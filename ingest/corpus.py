@@ -121,7 +121,8 @@ def load_corpus(root: Path, site: SiteConfig | None = None, *,
         if site.built_dir:
             page = adopt_built_ids(page, Path(site.built_dir), site)
         if page.slug in seen:
-            failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))
+            failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}",
+                                      access=page.access))
             continue
         seen[page.slug] = source
         pages.append(page)
