@@ -89,9 +89,12 @@ def _load(block: str, source: str) -> tuple[Any, dict[str, int]]:
                                                f"{exc.first + 2} and {exc.again + 2}); YAML would keep only the "
                                                "last one, so write it once") from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        context = str(getattr(exc, "context", None) or "")
+        opened = "flow" in context or "quoted" in context  # a bracket or quote left open: the fix is where it opened
+        marks = ("context_mark", "problem_mark") if opened else ("problem_mark", "context_mark")
+        mark = getattr(exc, marks[0], None) or getattr(exc, marks[1], None)
         line = mark.line + 2 if mark is not None else 1
-        reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p)
+        reason = " ".join(str(p) for p in (context, getattr(exc, "problem", None)) if p)
         raise PageError(source, line, f"invalid YAML front matter: {reason or exc}") from exc
     finally:
         loader.dispose()
