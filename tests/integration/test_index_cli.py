@@ -63,14 +63,14 @@ def test_json_summary_failures_and_exit_codes(site, data_dir):
     assert summary["pages_added"] == 4 and summary["chunks_embedded"] == len(load_corpus(site).chunks())
     assert "embedding:" not in built.stderr  # no progress bar when stderr is not a terminal
 
-    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    edit(site / "billing/refunds.mdx", "## Requesting a refund\n", "## Requesting a refund\n\n<Tabs>\n")
     broken = run_cli(str(site), "--json", data_dir=data_dir)
     assert broken.returncode == 1
     summary = json.loads(broken.stdout)
     assert summary["pages_failed"] == 1 and summary["chunks_deleted"] == 0 and summary["chunks_embedded"] == 0
-    assert "billing/refunds.mdx" in broken.stderr
+    assert summary["pages_withheld"] == 0 and "error: billing/refunds.mdx:13: <Tabs> is never closed" in broken.stderr
 
-    edit(site / "billing/refunds.mdx", "title: [Refunds", "title: Refunds")
+    edit(site / "billing/refunds.mdx", "## Requesting a refund\n\n<Tabs>\n", "## Requesting a refund\n")
     fixed = run_cli(str(site), data_dir=data_dir)
     assert fixed.returncode == 0, fixed.stderr
     assert "0 embedded" in fixed.stdout and "4 unchanged" in fixed.stdout
