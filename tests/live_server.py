@@ -95,8 +95,17 @@ class IngestRun:
 
 def make_ingest(env: dict[str, str], *variables: str) -> IngestRun:
     """Start `make ingest [VAR=value…]` (the authors' command) in another process; `.wait()` for it."""
+    return _ingest(["make", "-s", "-C", str(REPO), "ingest", *variables], env)
+
+
+def cli_ingest(env: dict[str, str], *args: str) -> IngestRun:
+    """Start `python -m ingest index [args…]`, the command `make ingest` runs, without make's setup step."""
+    return _ingest([sys.executable, "-m", "ingest", "index", *args], env)
+
+
+def _ingest(command: list[str], env: dict[str, str]) -> IngestRun:
     run = IngestRun(started=time.monotonic())
-    run.process = subprocess.Popen(["make", "-s", "-C", str(REPO), "ingest", *variables], env=env, start_new_session=True,
+    run.process = subprocess.Popen(command, env=env, cwd=REPO, start_new_session=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # own group: kill -9 reaches the CLI
     run.start_reader()
     return run
