@@ -32,6 +32,7 @@ class FrontMatter:
     key_lines: dict[str, int] = field(default_factory=dict)  # 1-based line of each top-level key, as written
 
     def line_of(self, key: str) -> int:
+        """Where an error about `key` points an author (line 1 when the key is not written)."""
         return self.key_lines.get(key, 1)
 
 
