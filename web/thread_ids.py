@@ -87,31 +87,29 @@ def thread_secret(configured: str, folder: Path) -> bytes:
         return configured.encode("utf-8")
     path = folder / SECRET_FILE
     try:
-        return _read(path)
-    except FileNotFoundError:
-        pass
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        aside = folder / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "w") as out:
-                out.write(secrets.token_hex(32) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            with contextlib.suppress(FileExistsError):  # another worker won: its secret is the one
-                os.link(aside, path)
-        finally:
-            aside.unlink(missing_ok=True)
-        return _read(path)
-    except OSError as exc:
-        raise ThreadSecretError(f"cannot create the thread secret {path}: {exc}; make the folder writable "
-                                "or set THREAD_SECRET") from exc
-
-
-def _read(path: Path) -> bytes:
-    secret = path.read_text(encoding="ascii").strip().encode("ascii")
+        if not path.exists():
+            _create(path)
+        secret = path.read_text(encoding="ascii").strip().encode("ascii")
+    except (OSError, UnicodeError) as exc:
+        raise ThreadSecretError(f"cannot read or create the thread secret {path}: {exc}; make {folder} writable by "
+                                "the server, or set THREAD_SECRET") from exc
     if len(secret) < MIN_SECRET_CHARS:
         raise ThreadSecretError(f"the thread secret in {path} is {len(secret)} bytes, under {MIN_SECRET_CHARS}; "
                                 "delete the file (every open thread link stops working) or set THREAD_SECRET")
     return secret
+
+
+def _create(path: Path) -> None:
+    """Write a new secret aside, then hard-link it into place: of several workers, the first link wins, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):  # another worker won: its secret is the one
+            os.link(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)

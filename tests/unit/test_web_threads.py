@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from web.owner import COOKIE
 from web.settings import Settings
-from web.thread_ids import SECRET_FILE, ThreadIds, thread_secret
+from web.thread_ids import SECRET_FILE, ThreadIds, ThreadSecretError, thread_secret
 
 from .test_web import GOOD, QUOTE, client, events, thread_of
 
@@ -129,3 +129,9 @@ def test_replicas_with_the_same_thread_secret_accept_each_others_ids_and_a_diffe
     assert client(tmp_path=tmp_path / "three", thread_secret="t" * 40).get(f"/?thread={thread}").status_code == 400
     with pytest.raises(ValueError, match="THREAD_SECRET must be at least 32 characters"):
         Settings.from_env({"THREAD_SECRET": "short"}, dotenv=False)
+
+
+def test_a_thread_secret_file_too_short_to_sign_with_is_an_error_naming_the_fix(tmp_path):
+    (tmp_path / SECRET_FILE).write_text("abc\n")
+    with pytest.raises(ThreadSecretError, match="delete the file .* or set THREAD_SECRET"):
+        thread_secret("", tmp_path)
