@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS turns (
     question TEXT NOT NULL,
     groups TEXT NOT NULL,
     created REAL NOT NULL,
+    owner TEXT,
     PRIMARY KEY (thread_id, position)
 );
 CREATE TABLE IF NOT EXISTS feedback (
@@ -81,12 +82,13 @@ class LogRow:
 
 @dataclass(frozen=True)
 class TurnRow:
-    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups."""
+    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups and owner."""
 
     answer_id: str
     asked: str
     question: str
     groups: frozenset[str]
+    owner: str | None = None  # the hash of the asking browser's owner token; None in a log from before owners
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class SQLiteAuditLog:
             connection.execute("PRAGMA journal_mode=WAL")
             if not self._ready:
                 connection.executescript(_SCHEMA)
+                _add_turn_owner(connection)
                 self._ready = True
             with connection:
                 yield connection
@@ -183,25 +186,27 @@ class SQLiteAuditLog:
 
     # -- threads ---------------------------------------------------------------------------------------
 
-    def add_turn(self, thread_id: str, answer_id: str, asked: str, question: str, groups: frozenset[str]) -> None:
+    def add_turn(self, thread_id: str, answer_id: str, asked: str, question: str, groups: frozenset[str],
+                 owner: str | None = None) -> None:
         """Append an answer to a thread (the position is the next free one, so concurrent turns never collide)."""
         try:
             with self._lock, self._connect() as connection:
                 connection.execute(
-                    "INSERT INTO turns SELECT ?, COALESCE(MAX(position), 0) + 1, ?, ?, ?, ?, strftime('%s','now')"
+                    "INSERT INTO turns (thread_id, position, answer_id, asked, question, groups, created, owner)"
+                    " SELECT ?, COALESCE(MAX(position), 0) + 1, ?, ?, ?, ?, strftime('%s','now'), ?"
                     " FROM turns WHERE thread_id = ?",
-                    (thread_id, answer_id, asked, question, ",".join(sorted(groups)), thread_id))
+                    (thread_id, answer_id, asked, question, ",".join(sorted(groups)), owner, thread_id))
         except (sqlite3.Error, OSError) as exc:
             raise AuditError(f"cannot add answer {answer_id} to thread {thread_id} in {self.path}: {exc}") from exc
 
     def thread(self, thread_id: str) -> list[TurnRow]:
-        """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups."""
+        """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups and owner."""
         if not self.path.exists():
             return []
         with self._connect() as connection:
-            rows = connection.execute("SELECT answer_id, asked, question, groups FROM turns WHERE thread_id = ?"
+            rows = connection.execute("SELECT answer_id, asked, question, groups, owner FROM turns WHERE thread_id = ?"
                                       " ORDER BY position", (thread_id,)).fetchall()
-        return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset()) for a, q, s, g in rows]
+        return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset(), o) for a, q, s, g, o in rows]
 
     # -- feedback --------------------------------------------------------------------------------------
 
@@ -231,6 +236,17 @@ class SQLiteAuditLog:
             rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = ?"
                                       " ORDER BY rowid", (answer_id,)).fetchall()
         return [Rating(r, why, g, float(c)) for r, why, g, c in rows]
+
+
+def _add_turn_owner(connection: sqlite3.Connection) -> None:
+    """Give a log written before thread owners its `owner` column (empty: those threads are owned by nobody)."""
+    if "owner" in {row[1] for row in connection.execute("PRAGMA table_info(turns)")}:
+        return
+    try:
+        connection.execute("ALTER TABLE turns ADD COLUMN owner TEXT")
+    except sqlite3.OperationalError as exc:  # another worker added it first
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer:

@@ -36,9 +36,11 @@ from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import ServedIndex, Services
 from .settings import Settings
 from .state import AppState, state_of
+from .thread_ids import ThreadIdError
 
 HERE = Path(__file__).parent
-_MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError, IdentityError, HTTPException, Exception)
+_MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError, IdentityError, ThreadIdError, HTTPException,
+           Exception)
 
 
 def create_app(

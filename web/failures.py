@@ -17,6 +17,7 @@ from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableErr
 
 from .identity import IdentityError
 from .questions import QuestionError
+from .thread_ids import ThreadIdError
 
 log = logging.getLogger(__name__)
 UNAVAILABLE = "The docs index is unavailable right now. Please try again in a moment."
@@ -32,7 +33,7 @@ class Failure:
 
 def failure(exc: Exception, where: str) -> Failure:
     """The status and message for an exception; outages and bugs are logged here, once."""
-    if isinstance(exc, QuestionError | QueryError | IdentityError):
+    if isinstance(exc, QuestionError | QueryError | IdentityError | ThreadIdError):
         return Failure(400, str(exc), retry=False)
     if isinstance(exc, StoreUnavailableError | IndexMismatchError):
         log.error("service unavailable: %s", exc)

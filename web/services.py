@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -32,6 +33,7 @@ from retrieval.viewer import Viewer
 
 from .settings import Settings
 from .thread import Threads
+from .thread_ids import thread_secret
 
 log = logging.getLogger(__name__)
 MAX_SUGGESTIONS = 4
@@ -68,7 +70,7 @@ class Services:
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
         self._lock = threading.Lock()
-        self.threads = Threads(lambda: self.audit, lambda: self.store)
+        self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
     @property
     def components(self) -> Components:
@@ -86,6 +88,13 @@ class Services:
     @property
     def audit(self) -> SQLiteAuditLog | None:
         return self.components.audit
+
+    def _thread_secret(self) -> bytes:
+        """What signs thread ids: THREAD_SECRET, else a file beside the answer log; with no log, threads die with the process, and so does this."""
+        audit = self.audit
+        if self.settings.thread_secret or audit is not None:
+            return thread_secret(self.settings.thread_secret, audit.path.parent if audit else self.settings.data_dir)
+        return secrets.token_hex(32).encode("ascii")
 
     def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
         """The standalone question to search for, from the turns of the thread this viewer may see."""

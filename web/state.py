@@ -66,12 +66,13 @@ class AppState:
         return render.turn_view(answer, self.services.corpus.site, tid or answer.id, self.settings.unverified_policy,
                                 asked=asked)
 
-    async def answer_in_thread(self, question: str, tid: str, viewer: Viewer, version: str | None) -> tuple[Answer, Rewrite]:
-        """Rewrite a follow-up from the thread, answer it, and add the answer to the thread (the page and the API)."""
+    async def answer_in_thread(self, question: str, tid: str, viewer: Viewer, version: str | None,
+                               owner: str) -> tuple[Answer, Rewrite]:
+        """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
         rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
-        await asyncio.to_thread(services.threads.add, tid, answer, question)
+        await asyncio.to_thread(services.threads.add, tid, answer, question, owner)
         return answer, rewritten
 
     def thread_views(self, tid: str, viewer: Viewer) -> list[render.TurnView]:
