@@ -1,6 +1,6 @@
 """Front matter: the YAML block at the top of a page, and who may read the page (`access`).
 
-PyYAML lives only here. Errors name the line an author must fix. Anything
+python-frontmatter and PyYAML live only here. Errors name the line an author must fix. Anything
 that leaves the page's access in doubt fails the page rather than publishing
 what was meant to be restricted: YAML that does not parse, a repeated key
 (PyYAML would silently keep the last one), a key that looks like a misspelled
@@ -9,15 +9,18 @@ what was meant to be restricted: YAML that does not parse, a repeated key
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from .documents import GROUP_RULE, PUBLIC, is_group_name
 from .errors import PageError
 
 ACCESS = "access"
+_FENCE = re.compile(r"^-{3,}\s*$")  # python-frontmatter's own boundary: what opens a block there opens it here
 # A key this many single-character edits (insert, delete, replace, swap neighbours) or fewer from `access`,
 # ignoring case, blanks, `-` and `_`, is read as an attempted restriction: `Access`, `acess`, `accesss`, `axcess`.
 MAX_ACCESS_EDITS = 2
@@ -64,19 +67,23 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 def front_matter(text: str, source: str) -> FrontMatter:
-    """The YAML front matter of a page; anything that does not load as one mapping is a PageError at its line."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    """The YAML front matter of a page; anything that does not load as one mapping is a PageError at its line.
+
+    python-frontmatter finds the block (fences of three or more dashes, as site generators read them); the
+    block is then loaded here, strictly. A block that is opened but never closed by a dash fence — a YAML
+    `...` end marker included, which the generators do not read as one — fails the page, never reads as none.
+    """
+    if not _FENCE.match(text.split("\n", 1)[0]):
         return FrontMatter()
-    for end in range(1, len(lines)):
-        if lines[end].strip() in ("---", "..."):
-            break
-    else:
-        raise PageError(source, 1, "front matter opened with '---' but never closed")
-    value, key_lines = _load("\n".join(lines[1:end]), source)
+    try:
+        block, _ = YAMLHandler().split(text)
+    except ValueError as exc:
+        raise PageError(source, 1, "front matter opened with '---' but never closed: end it with a '---' line") from exc
+    inner = block.removeprefix("\n").removesuffix("\n")  # the lines between the fences, as the page numbers them
+    value, key_lines = _load(inner, source)
     if not isinstance(value, (dict, type(None))):
         raise PageError(source, 2, f"front matter must be a YAML mapping, got {type(value).__name__}")
-    return FrontMatter(dict(value or {}), end + 1, key_lines)
+    return FrontMatter(dict(value or {}), (inner.count("\n") + 1 if inner else 0) + 2, key_lines)
 
 
 def _load(block: str, source: str) -> tuple[Any, dict[str, int]]:

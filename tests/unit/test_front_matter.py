@@ -69,9 +69,11 @@ def test_yaml_that_does_not_parse_fails_the_page_at_its_line(front, line):
     assert error.withheld
 
 
-def test_front_matter_closed_by_dots_is_read_not_dropped():
-    page = parse_text(f"---\ntitle: Secret\naccess: [team-x]\n...\n{BODY}", "x.mdx", SiteConfig())
-    assert page.access == ("team-x",) and page.title == "Secret"
+def test_front_matter_closed_by_dots_is_never_read_as_none():
+    """Site generators close front matter with '---' only: a '...' end marker leaves it open, so the page is withheld."""
+    with pytest.raises(PageError) as caught:
+        parse_text(f"---\ntitle: Secret\naccess: [team-x]\n...\n{BODY}", "x.mdx", SiteConfig())
+    assert caught.value.line == 1 and "never closed" in caught.value.reason and caught.value.withheld
 
 
 def test_a_failure_after_the_front_matter_still_says_who_may_read_the_page():
