@@ -2,7 +2,7 @@
 
 A thread is a list of turns (answer id, what the visitor typed, what was
 searched, the asker's groups), kept in the answer log's database when there is
-one and in memory otherwise. A thread id is a random token, shareable as a
+one and in memory otherwise (or once that database is found damaged). A thread id is a random token, shareable as a
 link, but never a capability: every reader sees each turn rebuilt for *their*
 groups. A turn whose retrieval the reader could not have made (sources they
 may not read, or that changed since) is withheld whole, question included,
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from answer.audit import SQLiteAuditLog, TurnRow, restore
-from answer.errors import AuditError
+from answer.errors import AuditDamagedError, AuditError
 from answer.followup import Turn
 from answer.pipeline import Answer
 from answer.record import AnswerRecord
@@ -94,12 +93,19 @@ class Threads:
         self._memory: dict[str, list[TurnRow]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, tid: str) -> list[TurnRow]:
+    def _log(self) -> SQLiteAuditLog | None:
+        """The answer log, or None when there is none or it is damaged (reported once, by the log itself)."""
         audit = self._audit()
+        return None if audit is None or audit.damaged else audit
+
+    def rows(self, tid: str) -> list[TurnRow]:
+        audit = self._log()
         if audit is not None:
             try:
                 return audit.thread(tid)[-MAX_TURNS:]
-            except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
+            except AuditDamagedError:
+                pass  # found damaged just now: threads carry on in memory
+            except AuditError as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", tid, exc)
                 return []
         with self._lock:
@@ -109,13 +115,16 @@ class Threads:
         """Append a finished answer to a thread."""
         self.cache.put(answer)
         groups = answer.retrieval.viewer.groups
-        audit = self._audit()
+        audit = self._log()
         if audit is not None:
             try:
                 audit.add_turn(tid, answer.id, asked, answer.question, groups)
+                return
+            except AuditDamagedError:
+                pass  # found damaged just now: the turn is kept in memory instead
             except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
                 log.exception("could not add answer %s to thread %s", answer.id, tid)
-            return
+                return
         with self._lock:
             self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups))
 
@@ -150,8 +159,11 @@ class Threads:
 
     def _record(self, answer_id: str) -> AnswerRecord | None:
         """What was answered, from the log, else from memory (no log, or its write failed): never shown as is."""
-        audit = self._audit()
-        record = audit.get(answer_id) if audit is not None else None
+        audit = self._log()
+        try:
+            record = audit.get(answer_id) if audit is not None else None
+        except AuditDamagedError:
+            record = None
         if record is None:
             cached = self.cache.get(answer_id)
             record = cached.record() if cached is not None else None
