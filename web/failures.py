@@ -52,18 +52,31 @@ def failure(exc: Exception, where: str) -> Failure:
         return Failure(400, str(exc), retry=False)
     if isinstance(exc, StoreUnavailableError | IndexMismatchError):
         log.error("service unavailable: %s", exc)
-        fix = (FIX_INDEX_DAMAGED if isinstance(exc, IndexDamagedError)
-               else FIX_INDEX_MISMATCH if isinstance(exc, IndexMismatchError) else FIX_INDEX_DOWN)
-        return Failure(503, UNAVAILABLE, fix=fix)
+        return Failure(503, UNAVAILABLE, fix=fix_for(exc))
     if isinstance(exc, AuditDamagedError):  # the log itself reported this once, when it found the damage
-        return Failure(503, LOG_DAMAGED, fix=FIX_LOG_DAMAGED)
+        return Failure(503, LOG_DAMAGED, fix=fix_for(exc))
     if isinstance(exc, AuditError):
         log.error("answer log unavailable: %s", exc)
-        return Failure(503, LOG_UNAVAILABLE, fix=FIX_LOG_UNAVAILABLE)
+        return Failure(503, LOG_UNAVAILABLE, fix=fix_for(exc))
     if isinstance(exc, HTTPException):
         return Failure(exc.status_code, exc.detail)
     log.error("unhandled error on %s", where, exc_info=exc)
-    return Failure(500, INTERNAL, fix=FIX_INTERNAL)
+    return Failure(500, INTERNAL, fix=fix_for(exc))
+
+
+def fix_for(exc: Exception) -> str:
+    """What the operator does about a failing store: for the health check, the staff pages and a refused start."""
+    if isinstance(exc, IndexDamagedError):
+        return FIX_INDEX_DAMAGED
+    if isinstance(exc, IndexMismatchError):
+        return FIX_INDEX_MISMATCH
+    if isinstance(exc, StoreUnavailableError):
+        return FIX_INDEX_DOWN
+    if isinstance(exc, AuditDamagedError):
+        return FIX_LOG_DAMAGED
+    if isinstance(exc, AuditError):
+        return FIX_LOG_UNAVAILABLE
+    return FIX_INTERNAL
 
 
 def wants_json(request: Request) -> bool:
