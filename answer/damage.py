@@ -26,7 +26,8 @@ def scan(path: Path, timeout: float = 2.0) -> str | None:
     """What `PRAGMA quick_check` finds wrong with the file at `path`, or None when it is sound (or absent)."""
     if not path.exists():
         return None
-    connection = sqlite3.connect(path, timeout=timeout)
+    # Read-only: SQLite opening a file with a damaged header read-write deletes its -wal, the last writes with it.
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
     try:
         found = [str(row[0]) for row in connection.execute("PRAGMA quick_check(3)").fetchall()]
     except sqlite3.DatabaseError as exc:
