@@ -26,7 +26,7 @@ from answer.pipeline import Answerer
 from ingest.corpus import Corpus
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 
-from . import api, render, routes, staff
+from . import api, health, render, routes, staff
 from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
@@ -63,7 +63,7 @@ def create_app(
             Route("/ask/thread", routes.thread_fragment),
             Route("/api/ask", api.api_ask, methods=["POST"]),
             Route("/api/answers/{answer_id}/feedback", api.feedback, methods=["POST"]),
-            Route("/healthz", routes.healthz),
+            Route("/healthz", health.healthz),
             Route("/docs/search", routes.docs_search),
             Route("/docs/{path:path}", routes.docs),
             Route("/docs", routes.docs),

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
 
 from answer.pipeline import Answer
 from retrieval.search import RetrievalSet
@@ -176,13 +176,6 @@ async def widget(request: Request) -> Response:
     """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
     return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
                         headers={"Cache-Control": "public, max-age=300"})
-
-
-async def healthz(request: Request) -> Response:
-    state = state_of(request)
-    groups = sorted(state.viewer(request).groups)  # the count of what this caller may read, never the total
-    chunks = await asyncio.to_thread(lambda: state.services.store.count(groups=groups))
-    return JSONResponse({"status": "ok", "chunks": chunks})
 
 
 async def docs(request: Request) -> Response:

@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from answer.audit import SQLiteAuditLog
 from answer.followup import Rewrite, rewrite
 from answer.pipeline import Answerer
-from answer.services import Components, components_for
+from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
@@ -69,6 +69,7 @@ class Services:
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
+        self._log: SQLiteAuditLog | None = None
         self._lock = threading.Lock()
         self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
@@ -78,7 +79,7 @@ class Services:
             if self._components is None:
                 from answer.services import build_components
 
-                self._components = build_components(self.settings, store=self._chroma())
+                self._components = build_components(self.settings, store=self._chroma(), audit=self._answer_log())
             return self._components
 
     @property
@@ -87,7 +88,17 @@ class Services:
 
     @property
     def audit(self) -> SQLiteAuditLog | None:
-        return self.components.audit
+        """The answer log; opening it does not build the answerer (the health check reads it before any question)."""
+        if self._components is not None:
+            return self._components.audit
+        with self._lock:
+            return self._answer_log() if self._components is None else self._components.audit
+
+    def _answer_log(self) -> SQLiteAuditLog:
+        """The one answer log of this process, the answerer's included (its damage is remembered once)."""
+        if self._log is None:
+            self._log = open_audit(self.settings)
+        return self._log
 
     def _thread_secret(self) -> bytes:
         """What signs thread ids: THREAD_SECRET, else a file beside the answer log; with no log, threads die with the process, and so does this."""

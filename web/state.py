@@ -52,9 +52,11 @@ class AppState:
     def fragment(self, name: str, context: dict[str, object]) -> str:
         return self.templates.get_template(name).render(context)
 
-    def error_page(self, request: Request, problem: Failure, *, full: bool = True) -> Response:
-        return self.templates.TemplateResponse(request, "_error.html", {"message": problem.message, "full": full},
-                                               status_code=problem.status)
+    def error_page(self, request: Request, problem: Failure, *, full: bool = True, fix: bool = False) -> Response:
+        """The failure as a page (or a fragment); with `fix`, what the operator does about it (staff pages only)."""
+        return self.templates.TemplateResponse(
+            request, "_error.html", {"message": problem.message, "fix": problem.fix if fix else "", "full": full},
+            status_code=problem.status)
 
     def version(self, value: object) -> str | None:
         """The docs version a reader is browsing, if it is one the site has; anything else is ignored."""

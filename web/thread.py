@@ -2,7 +2,8 @@
 
 A thread is a list of turns (answer id, what the visitor typed, what was
 searched, the asker's groups, the hash of the asking browser's owner token),
-kept in the answer log's database when there is one and in memory otherwise.
+kept in the answer log's database when there is one and in memory otherwise
+(or once that database is found damaged).
 A thread id is signed by this server (`thread_ids`): one it did not mint is
 refused, never made into a thread. An id is shareable as a link, but never a
 capability: every reader sees each turn rebuilt for *their* groups, and only
@@ -20,7 +21,6 @@ as the records to rebuild from.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from answer.audit import SQLiteAuditLog, TurnRow, restore
-from answer.errors import AuditError
+from answer.errors import AuditDamagedError, AuditError
 from answer.followup import Turn
 from answer.pipeline import Answer
 from answer.record import AnswerRecord
@@ -115,12 +115,19 @@ class Threads:
             return self.new_id()
         return self.fork(self.resolve(given), viewer, owner)
 
-    def rows(self, tid: str) -> list[TurnRow]:
+    def _log(self) -> SQLiteAuditLog | None:
+        """The answer log, or None when there is none or it is damaged (reported once, by the log itself)."""
         audit = self._audit()
+        return None if audit is None or audit.damaged else audit
+
+    def rows(self, tid: str) -> list[TurnRow]:
+        audit = self._log()
         if audit is not None:
             try:
                 return audit.thread(tid)[-MAX_TURNS:]
-            except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
+            except AuditDamagedError:
+                pass  # found damaged just now: threads carry on in memory
+            except AuditError as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", tid, exc)
                 return []
         with self._lock:
@@ -130,13 +137,16 @@ class Threads:
         """Append a finished answer to a thread, as a turn of the browser holding the owner token."""
         self.cache.put(answer)
         groups, mine = answer.retrieval.viewer.groups, owner_hash(owner)
-        audit = self._audit()
+        audit = self._log()
         if audit is not None:
             try:
                 audit.add_turn(tid, answer.id, asked, answer.question, groups, mine)
+                return
+            except AuditDamagedError:
+                pass  # found damaged just now: the turn is kept in memory instead
             except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
                 log.exception("could not add answer %s to thread %s", answer.id, tid)
-            return
+                return
         with self._lock:
             self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups, mine))
 
@@ -176,8 +186,11 @@ class Threads:
 
     def _record(self, answer_id: str) -> AnswerRecord | None:
         """What was answered, from the log, else from memory (no log, or its write failed): never shown as is."""
-        audit = self._audit()
-        record = audit.get(answer_id) if audit is not None else None
+        audit = self._log()
+        try:
+            record = audit.get(answer_id) if audit is not None else None
+        except AuditDamagedError:
+            record = None
         if record is None:
             cached = self.cache.get(answer_id)
             record = cached.record() if cached is not None else None
