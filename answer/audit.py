@@ -7,6 +7,7 @@ hashes with the live index tells them when a cited source changed since.
 The same database holds the conversation threads (which answers, in which
 order, what the visitor typed and what was searched) and visitors' feedback,
 so a bad answer reaches staff together with everything needed to judge it.
+The log bounds itself (`retention`): old answers go, with their turns and feedback.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from retrieval.viewer import Viewer
 from .errors import AuditError
 from .pipeline import Answer
 from .record import AnswerRecord, State, from_json
+from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -57,6 +60,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
+CREATE INDEX IF NOT EXISTS turns_answer ON turns (answer_id);
 """
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
@@ -102,11 +106,13 @@ class Rating:
 class SQLiteAuditLog:
     """Answers keyed by id; writes are short transactions so a reader never sees half an answer."""
 
-    def __init__(self, path: Path, *, timeout: float = 2.0) -> None:
+    def __init__(self, path: Path, *, timeout: float = 2.0, retention: Retention = DEFAULT_RETENTION) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.retention = retention
         self._lock = threading.Lock()
         self._ready = False
+        self._writes = 0  # answers written by this process; every PRUNE_EVERY-th write prunes (the first one too)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -140,8 +146,16 @@ class SQLiteAuditLog:
                         json.dumps(data, ensure_ascii=False),
                     ),
                 )
+                if self._writes % PRUNE_EVERY == 0:
+                    prune(connection, self.retention, time.time())
+                self._writes += 1
         except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
             raise AuditError(f"cannot write answer {answer.id} to {self.path}: {exc}") from exc
+
+    def prune(self, now: float | None = None) -> int:
+        """Apply the retention now (writes do it every PRUNE_EVERY answers): how many answers were removed."""
+        with self._lock, self._connect() as connection:
+            return prune(connection, self.retention, time.time() if now is None else now)
 
     def get(self, answer_id: str) -> AnswerRecord | None:
         """The stored record of one answer (in whichever shape it was written), or None."""

@@ -120,8 +120,14 @@ class Threads:
             self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups))
 
     def fork(self, tid: str, viewer: Viewer) -> str:
-        """The thread a viewer's follow-up goes to: the same one when they asked it, else a copy of what they may see."""
+        """The thread a viewer's follow-up goes to: the same one when they asked it, else a copy of what they may see.
+
+        A thread holding MAX_TURNS turns takes no more: the follow-up starts a new thread (so one thread id
+        cannot grow the log without bound, and every turn of a thread stays one a reader is shown).
+        """
         rows = self.rows(tid)
+        if len(rows) >= MAX_TURNS:
+            return new_thread_id()
         if not rows or all(r.groups == viewer.groups for r in rows):
             return tid
         copy = new_thread_id()
