@@ -2,7 +2,8 @@
 
 The rate limit and the cross-site check guard the same endpoints; a refusal
 is JSON for the API, a server-sent `done` event holding a failed turn for
-the stream, a message under the composer for htmx, and a page otherwise.
+the stream (in a 200 for a browser's EventSource, which cannot read any
+other), a message under the composer for htmx, and a page otherwise.
 """
 
 from __future__ import annotations
@@ -45,8 +46,11 @@ def refusal(scope: Any, problem: Failure, retry_after: float | None = None) -> R
         turn = state.fragment("_failed.html", {"tid": render.turn_id(params.get("turn"), "refused"), "message": problem.message,
                                                "question": str(params.get("question") or "")[:1000], "retry": problem.retry,
                                                "thread_id": ""})
-        return Response(sse("done", turn, 1), status_code=problem.status, media_type="text/event-stream",
-                        headers=headers | {"Cache-Control": "no-store"})
+        # EventSource (the page's htmx and the widget) drops the body of any status but 200 and reports only
+        # "error": for it the refusal is a 200 whose one event is the failed turn; every other client gets the status.
+        event_source = "text/event-stream" in request.headers.get("accept", "")
+        return Response(sse("done", turn, 1), status_code=200 if event_source else problem.status,
+                        media_type="text/event-stream", headers=headers | {"Cache-Control": "no-store"})
     htmx = bool(request.headers.get("HX-Request"))
     response = state.error_page(request, problem, full=not htmx)
     response.headers.update(headers)

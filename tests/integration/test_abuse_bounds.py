@@ -110,6 +110,12 @@ def test_the_page_the_stream_and_htmx_say_why_in_words(site):
         stream = client.get("/ask/stream", params={"question": QUESTION, "turn": "t1", "thread": "new"})
         assert stream.status_code == 429 and stream.headers["retry-after"]
         assert "event: done" in stream.text and "Too many questions" in stream.text and 'id="turn-t1"' in stream.text
+        # A browser's EventSource reads no body but a 200's: it gets the failed turn as the stream's one event.
+        browser = client.get("/ask/stream", params={"question": QUESTION, "turn": "t1", "thread": "new"},
+                             headers={"Accept": "text/event-stream"})
+        assert browser.status_code == 200 and browser.headers["retry-after"]
+        assert browser.text.startswith("id: 1\nevent: done\n") and 'data-state="failed"' in browser.text
+        assert "Too many questions" in browser.text
         assert logged(site) == before + LIMIT
 
 
