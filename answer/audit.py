@@ -12,6 +12,8 @@ A damaged file (`answer.damage`) is reported once, in the server log, and
 from then on every call fails at once with AuditDamagedError instead of
 writing into it: visitors keep getting answers, and the health check and the
 staff pages say what is wrong until the file is moved aside.
+
+The log bounds itself (`retention`): old answers go, with their turns and feedback.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .damage import is_damage, scan
 from .errors import AuditDamagedError, AuditError
 from .pipeline import Answer
 from .record import AnswerRecord, State, from_json
+from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -66,6 +69,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
+CREATE INDEX IF NOT EXISTS turns_answer ON turns (answer_id);
 """
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
@@ -114,13 +118,16 @@ class Rating:
 class SQLiteAuditLog:
     """Answers keyed by id; writes are short transactions so a reader never sees half an answer."""
 
-    def __init__(self, path: Path, *, timeout: float = 2.0, recheck: float = RECHECK_SECONDS) -> None:
+    def __init__(self, path: Path, *, timeout: float = 2.0, recheck: float = RECHECK_SECONDS,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         self.path = Path(path)
         self.timeout = timeout
         self.recheck = recheck
+        self.retention = retention
         self._lock = threading.Lock()
         self._state = threading.Lock()  # guards the damage flag (taken inside writes, which hold _lock)
         self._ready = False
+        self._writes = 0  # answers written by this process; every PRUNE_EVERY-th write prunes (the first one too)
         self._damage: AuditDamagedError | None = None  # sticky: a damaged file stays damaged until moved aside
         self._failing: AuditError | None = None  # the last write's failure (a lock, a read-only disk), until one succeeds
         self._scanned = -RECHECK_SECONDS - 1.0
@@ -220,6 +227,14 @@ class SQLiteAuditLog:
                     json.dumps(data, ensure_ascii=False),
                 ),
             )
+            if self._writes % PRUNE_EVERY == 0:
+                prune(connection, self.retention, time.time())
+            self._writes += 1
+
+    def prune(self, now: float | None = None) -> int:
+        """Apply the retention now (writes do it every PRUNE_EVERY answers): how many answers were removed."""
+        with self._lock, self._connect() as connection:
+            return prune(connection, self.retention, time.time() if now is None else now)
 
     def get(self, answer_id: str) -> AnswerRecord | None:
         """The stored record of one answer (in whichever shape it was written), or None."""

@@ -27,7 +27,7 @@ from .vocabulary import LiveVocabulary
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
-    return SQLiteAuditLog(settings.audit_path)
+    return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
 
 
 def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> RelevanceJudge:

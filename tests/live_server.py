@@ -30,7 +30,8 @@ def environment(site: Path, data: Path, *, chroma_url: str = "", port: int = 0) 
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_MODEL", "CHROMA_URL", "PYTEST_CURRENT_TEST")}
     env |= {"PYTHONPATH": str(REPO), "DATA_DIR": str(data), "CONTENT_DIR": str(site), "HOST": "127.0.0.1",
             "PORT": str(port or free_port()), "IDENTITY_HEADER": HEADER, "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "RATE_LIMIT": "off"}  # these servers are polled until an edit is answerable; the limit has its own tests
     if chroma_url:
         env["CHROMA_URL"] = chroma_url
     return env

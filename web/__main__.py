@@ -43,6 +43,7 @@ from retrieval.lock import owner_lock
 
 from .app import create_app
 from .failures import fix_for
+from .server import server_options
 from .settings import Settings
 
 log = logging.getLogger("web")
@@ -97,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
                 # The cores are shared: each worker's model gets its share of threads instead of all of them.
                 os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
                 uvicorn.run("web.__main__:worker_app", factory=True, workers=args.workers, host=settings.host,
-                            port=settings.port, log_level="info")
+                            port=settings.port, log_level="info", **server_options(settings))
             else:
                 if embedder is not None:
                     embedder.embed(["warm up"])  # load the model before the first visitor arrives
-                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", **server_options(settings))
         finally:
             listener.close()
     return 0

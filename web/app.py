@@ -31,7 +31,9 @@ from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
 from .limits import InputLimits
+from .origin import SameOrigin
 from .questions import QuestionError
+from .ratelimit import RateLimit
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import ServedIndex, Services
 from .settings import Settings
@@ -72,7 +74,10 @@ def create_app(
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         middleware=[Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
-                    Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)],
+                    Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits, body_timeout=settings.read_timeout),
+                    Middleware(SameOrigin, origins=allowed_origins(settings.cors_origins)),
+                    Middleware(RateLimit, rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
+                               database=lambda: services.audit)],
         exception_handlers=dict.fromkeys(_MAPPED, _failed),
     )
     app.state.web = state

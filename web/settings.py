@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from answer.ratelimit import Rate, parse_rate
 from answer.settings import AnswerSettings
 
 from .thread_ids import MIN_SECRET_CHARS
+
+DEFAULT_RATE_LIMIT = "30/minute"
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,10 @@ class Settings(AnswerSettings):
     frame_ancestors: str = ""  # extra origins allowed to frame the UI (the docs site's origin is always allowed)
     cors_origins: str = ""  # space-separated origins whose pages may embed the widget (cross-origin API calls, no cookies)
     thread_secret: str = field(default="", repr=False)  # signs thread ids; empty = DATA_DIR/thread_secret, created once
+    # Off when Settings is built in code (tests, scripts); RATE_LIMIT defaults to DEFAULT_RATE_LIMIT from the environment.
+    rate_limit: Rate | None = None
+    trusted_proxy_header: str = ""  # e.g. X-Forwarded-For: the client address is its right-most entry
+    read_timeout: float = 10.0  # seconds a client has to send its request headers, and then its body
 
     @classmethod
     def read_env(cls, env: dict[str, str]) -> dict[str, Any]:
@@ -37,4 +44,18 @@ class Settings(AnswerSettings):
             "frame_ancestors": env.get("FRAME_ANCESTORS", "").strip(),
             "cors_origins": env.get("CORS_ORIGINS", "").strip(),
             "thread_secret": secret,
+            "rate_limit": parse_rate(env.get("RATE_LIMIT", "").strip() or DEFAULT_RATE_LIMIT),
+            "trusted_proxy_header": env.get("TRUSTED_PROXY_HEADER", "").strip(),
+            "read_timeout": read_timeout(env.get("READ_TIMEOUT", "").strip() or "10"),
         }
+
+
+def read_timeout(value: str) -> float:
+    """READ_TIMEOUT in seconds, a positive number."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= 3600:
+        raise ValueError(f"READ_TIMEOUT must be a number of seconds between 0 and 3600, got {value!r}")
+    return seconds

@@ -155,9 +155,13 @@ class Threads:
 
         The copy holds the turns the viewer may see and belongs to them. A thread
         from a log written before owners were stored is owned by nobody: every
-        follow-up forks it.
+        follow-up forks it. A thread holding MAX_TURNS turns takes no more: the
+        follow-up starts a new thread (so one thread id cannot grow the log
+        without bound, and every turn of a thread stays one a reader is shown).
         """
         rows, mine = self.rows(tid), owner_hash(owner)
+        if len(rows) >= MAX_TURNS:
+            return self.new_id()
         if not rows or all(r.owner == mine and r.groups == viewer.groups for r in rows):
             return tid
         copy = self.new_id()
