@@ -78,7 +78,7 @@ def front_matter(text: str, source: str) -> FrontMatter:
     try:
         block, _ = YAMLHandler().split(text)
     except ValueError as exc:
-        raise PageError(source, 1, "front matter opened with '---' but never closed: end it with a '---' line") from exc
+        raise PageError(source, 1, "front matter opened with '---' but never closed") from exc
     inner = block.removeprefix("\n").removesuffix("\n")  # the lines between the fences, as the page numbers them
     value, key_lines = _load(inner, source)
     if not isinstance(value, (dict, type(None))):
