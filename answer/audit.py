@@ -7,13 +7,22 @@ hashes with the live index tells them when a cited source changed since.
 The same database holds the conversation threads (which answers, in which
 order, what the visitor typed and what was searched) and visitors' feedback,
 so a bad answer reaches staff together with everything needed to judge it.
+
+A damaged file (`answer.damage`) is reported once, in the server log, and
+from then on every call fails at once with AuditDamagedError instead of
+writing into it: visitors keep getting answers, and the health check and the
+staff pages say what is wrong until the file is moved aside.
+
+The log bounds itself (`retention`): old answers go, with their turns and feedback.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,9 +32,11 @@ from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
-from .errors import AuditError
+from .damage import is_damage, scan
+from .errors import AuditDamagedError, AuditError
 from .pipeline import Answer
 from .record import AnswerRecord, State, from_json
+from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -47,6 +58,7 @@ CREATE TABLE IF NOT EXISTS turns (
     question TEXT NOT NULL,
     groups TEXT NOT NULL,
     created REAL NOT NULL,
+    owner TEXT,
     PRIMARY KEY (thread_id, position)
 );
 CREATE TABLE IF NOT EXISTS feedback (
@@ -57,12 +69,15 @@ CREATE TABLE IF NOT EXISTS feedback (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
+CREATE INDEX IF NOT EXISTS turns_answer ON turns (answer_id);
 """
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
 # Ratings kept per answer. Visitors are anonymous, so a script could otherwise grow the log without
 # bound through one answer id; real feedback on one answer never comes close.
 MAX_RATINGS_PER_ANSWER = 50
+RECHECK_SECONDS = 30.0  # how often the health check scans the whole file (a 160 MB log takes ~0.2 s)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -81,12 +96,13 @@ class LogRow:
 
 @dataclass(frozen=True)
 class TurnRow:
-    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups."""
+    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups and owner."""
 
     answer_id: str
     asked: str
     question: str
     groups: frozenset[str]
+    owner: str | None = None  # the hash of the asking browser's owner token; None in a log from before owners
 
 
 @dataclass(frozen=True)
@@ -102,52 +118,129 @@ class Rating:
 class SQLiteAuditLog:
     """Answers keyed by id; writes are short transactions so a reader never sees half an answer."""
 
-    def __init__(self, path: Path, *, timeout: float = 2.0) -> None:
+    def __init__(self, path: Path, *, timeout: float = 2.0, recheck: float = RECHECK_SECONDS,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.recheck = recheck
+        self.retention = retention
         self._lock = threading.Lock()
+        self._state = threading.Lock()  # guards the damage flag (taken inside writes, which hold _lock)
         self._ready = False
+        self._writes = 0  # answers written by this process; every PRUNE_EVERY-th write prunes (the first one too)
+        self._damage: AuditDamagedError | None = None  # sticky: a damaged file stays damaged until moved aside
+        self._failing: AuditError | None = None  # the last write's failure (a lock, a read-only disk), until one succeeds
+        self._scanned = -RECHECK_SECONDS - 1.0
+
+    @property
+    def damaged(self) -> bool:
+        return self._damage is not None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection that commits on success and is always closed (sqlite3's own `with` only commits)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=self.timeout)
+        if self._damage is not None:
+            raise AuditDamagedError(str(self._damage))
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            if not self._ready:
-                connection.executescript(_SCHEMA)
-                self._ready = True
-            with connection:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=self.timeout)
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                if not self._ready:
+                    connection.executescript(_SCHEMA)
+                    _add_turn_owner(connection)
+                    self._ready = True
+                with connection:
+                    yield connection
+            finally:
+                connection.close()
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise self._damaged(str(exc)) from exc
+            raise
+
+    @contextmanager
+    def _write(self, failed: str) -> Iterator[sqlite3.Connection]:
+        """A write transaction; a failure is an AuditError saying `failed`, and stays the log's state until one succeeds."""
+        try:
+            with self._lock, self._connect() as connection:
                 yield connection
-        finally:
-            connection.close()
+        except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
+            self._failing = AuditError(f"{failed}: {exc}")
+            raise self._failing from exc
+        self._failing = None
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read; a failure other than damage (a lock, a missing directory) is an AuditError naming the file."""
+        try:
+            with self._connect() as connection:
+                yield connection
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditError(f"cannot read the answer log {self.path}: {exc}") from exc
+
+    def _damaged(self, problem: str) -> AuditDamagedError:
+        """The log's damage as an error, reported in the server log the first time only (not once per request)."""
+        error = AuditDamagedError(
+            f"the answer log {self.path} is damaged ({problem}); answers are still served but not recorded. "
+            "Move the file aside (the web server does so itself when it starts) and a fresh log is started")
+        with self._state:
+            first, self._damage = self._damage is None, self._damage or error
+        if first:
+            log.error("%s", error)
+        return self._damage
+
+    def check(self) -> None:
+        """Raise AuditError when the log cannot take answers: what the health check reports.
+
+        Damage found by any call is reported at once; the whole file is scanned
+        at most every `recheck` seconds, since a damaged page can sit where no
+        recent call has looked.
+        """
+        if self._damage is not None:
+            raise AuditDamagedError(str(self._damage))
+        if self._failing is not None:
+            raise AuditError(str(self._failing))
+        if not self.path.exists() or time.monotonic() - self._scanned < self.recheck:
+            return
+        try:
+            problem = scan(self.path, self.timeout)
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditError(f"cannot read the answer log {self.path}: {exc}") from exc
+        self._scanned = time.monotonic()
+        if problem is not None:
+            raise self._damaged(problem)
 
     def record(self, answer: Answer) -> None:
         data = answer.to_dict(include_chunks=True)
-        try:
-            with self._lock, self._connect() as connection:
-                connection.execute(
-                    "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        answer.id,
-                        answer.created,
-                        answer.question,
-                        ",".join(sorted(answer.retrieval.viewer.groups)),
-                        answer.state,
-                        int(answer.degraded),
-                        answer.generator,
-                        json.dumps(data, ensure_ascii=False),
-                    ),
-                )
-        except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
-            raise AuditError(f"cannot write answer {answer.id} to {self.path}: {exc}") from exc
+        with self._write(f"cannot write answer {answer.id} to {self.path}") as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    answer.id,
+                    answer.created,
+                    answer.question,
+                    ",".join(sorted(answer.retrieval.viewer.groups)),
+                    answer.state,
+                    int(answer.degraded),
+                    answer.generator,
+                    json.dumps(data, ensure_ascii=False),
+                ),
+            )
+            if self._writes % PRUNE_EVERY == 0:
+                prune(connection, self.retention, time.time())
+            self._writes += 1
+
+    def prune(self, now: float | None = None) -> int:
+        """Apply the retention now (writes do it every PRUNE_EVERY answers): how many answers were removed."""
+        with self._lock, self._connect() as connection:
+            return prune(connection, self.retention, time.time() if now is None else now)
 
     def get(self, answer_id: str) -> AnswerRecord | None:
         """The stored record of one answer (in whichever shape it was written), or None."""
         if not self.path.exists():
             return None
-        with self._connect() as connection:
+        with self._read() as connection:
             row = connection.execute("SELECT record FROM answers WHERE id = ?", (answer_id,)).fetchone()
         return from_json(json.loads(row[0])) if row else None
 
@@ -177,31 +270,30 @@ class SQLiteAuditLog:
             args.append(state)
         query += " ORDER BY created DESC LIMIT ?"
         args.append(limit)
-        with self._connect() as connection:
+        with self._read() as connection:
             rows = connection.execute(query, args).fetchall()
         return [LogRow(i, float(c), q, g, s, bool(d), int(up), int(down)) for i, c, q, g, s, d, up, down in rows]
 
     # -- threads ---------------------------------------------------------------------------------------
 
-    def add_turn(self, thread_id: str, answer_id: str, asked: str, question: str, groups: frozenset[str]) -> None:
+    def add_turn(self, thread_id: str, answer_id: str, asked: str, question: str, groups: frozenset[str],
+                 owner: str | None = None) -> None:
         """Append an answer to a thread (the position is the next free one, so concurrent turns never collide)."""
-        try:
-            with self._lock, self._connect() as connection:
-                connection.execute(
-                    "INSERT INTO turns SELECT ?, COALESCE(MAX(position), 0) + 1, ?, ?, ?, ?, strftime('%s','now')"
-                    " FROM turns WHERE thread_id = ?",
-                    (thread_id, answer_id, asked, question, ",".join(sorted(groups)), thread_id))
-        except (sqlite3.Error, OSError) as exc:
-            raise AuditError(f"cannot add answer {answer_id} to thread {thread_id} in {self.path}: {exc}") from exc
+        with self._write(f"cannot add answer {answer_id} to thread {thread_id} in {self.path}") as connection:
+            connection.execute(
+                "INSERT INTO turns (thread_id, position, answer_id, asked, question, groups, created, owner)"
+                " SELECT ?, COALESCE(MAX(position), 0) + 1, ?, ?, ?, ?, strftime('%s','now'), ?"
+                " FROM turns WHERE thread_id = ?",
+                (thread_id, answer_id, asked, question, ",".join(sorted(groups)), owner, thread_id))
 
     def thread(self, thread_id: str) -> list[TurnRow]:
-        """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups."""
+        """The turns of a thread in order: answer id, what was typed, what was searched, the asker's groups and owner."""
         if not self.path.exists():
             return []
-        with self._connect() as connection:
-            rows = connection.execute("SELECT answer_id, asked, question, groups FROM turns WHERE thread_id = ?"
+        with self._read() as connection:
+            rows = connection.execute("SELECT answer_id, asked, question, groups, owner FROM turns WHERE thread_id = ?"
                                       " ORDER BY position", (thread_id,)).fetchall()
-        return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset()) for a, q, s, g in rows]
+        return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset(), o) for a, q, s, g, o in rows]
 
     # -- feedback --------------------------------------------------------------------------------------
 
@@ -212,25 +304,33 @@ class SQLiteAuditLog:
         """
         if rating not in RATINGS:
             raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
-        try:
-            with self._lock, self._connect() as connection:
-                (held,) = connection.execute("SELECT COUNT(*) FROM feedback WHERE answer_id = ?", (answer_id,)).fetchone()
-                if held >= MAX_RATINGS_PER_ANSWER:
-                    return False
-                connection.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, strftime('%s','now'))",
-                                   (answer_id, rating, reason[:MAX_REASON_CHARS], ",".join(sorted(groups))))
-                return True
-        except (sqlite3.Error, OSError) as exc:
-            raise AuditError(f"cannot store feedback on answer {answer_id} in {self.path}: {exc}") from exc
+        with self._write(f"cannot store feedback on answer {answer_id} in {self.path}") as connection:
+            (held,) = connection.execute("SELECT COUNT(*) FROM feedback WHERE answer_id = ?", (answer_id,)).fetchone()
+            if held >= MAX_RATINGS_PER_ANSWER:
+                return False
+            connection.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, strftime('%s','now'))",
+                               (answer_id, rating, reason[:MAX_REASON_CHARS], ",".join(sorted(groups))))
+            return True
 
     def feedback(self, answer_id: str) -> list[Rating]:
         """Every feedback entry on one answer, oldest first."""
         if not self.path.exists():
             return []
-        with self._connect() as connection:
+        with self._read() as connection:
             rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = ?"
                                       " ORDER BY rowid", (answer_id,)).fetchall()
         return [Rating(r, why, g, float(c)) for r, why, g, c in rows]
+
+
+def _add_turn_owner(connection: sqlite3.Connection) -> None:
+    """Give a log written before thread owners its `owner` column (empty: those threads are owned by nobody)."""
+    if "owner" in {row[1] for row in connection.execute("PRAGMA table_info(turns)")}:
+        return
+    try:
+        connection.execute("ALTER TABLE turns ADD COLUMN owner TEXT")
+    except sqlite3.OperationalError as exc:  # another worker added it first
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer:

@@ -21,3 +21,7 @@ class GeneratorError(AnswerError):
 
 class AuditError(AnswerError):
     """The audit log could not be written or read."""
+
+
+class AuditDamagedError(AuditError):
+    """The answer log's file is damaged (not a database, or a malformed page): it stays so until it is moved aside."""

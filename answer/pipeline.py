@@ -19,7 +19,7 @@ from typing import Protocol, get_args
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
-from .errors import DraftFormatError, GeneratorError
+from .errors import AuditDamagedError, DraftFormatError, GeneratorError
 from .findings import Finding
 from .generate import Generator
 from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
@@ -240,6 +240,8 @@ class Answerer:
         if self.audit is not None:
             try:
                 self.audit.record(answer)
+            except AuditDamagedError:
+                pass  # the log reported its damage once, when it found it; logging it per answer would bury it
             except Exception:  # the visitor still gets the answer; the failure is logged
                 log.exception("could not write answer %s to the audit log", answer.id)
         return answer

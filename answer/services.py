@@ -27,7 +27,7 @@ from .vocabulary import LiveVocabulary
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
-    return SQLiteAuditLog(settings.audit_path)
+    return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
 
 
 def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> RelevanceJudge:
@@ -75,13 +75,14 @@ class Components:
     condenser: Condenser
 
 
-def build_components(settings: Settings, *, store: StoreReader | None = None) -> Components:
+def build_components(settings: Settings, *, store: StoreReader | None = None,
+                     audit: SQLiteAuditLog | None = None) -> Components:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else SiteConfig()
     judge = build_judge(site, retriever, embedder)
-    audit = open_audit(settings)
+    audit = audit or open_audit(settings)
     answerer = Answerer(
         retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=audit,
         unverified_policy=settings.unverified_policy, judge=judge,

@@ -12,6 +12,8 @@ from typing import Any, Literal, cast, get_args
 
 from retrieval.settings import RetrievalSettings
 
+from .retention import DEFAULT_RETENTION, Retention, parse_retention
+
 UnverifiedPolicy = Literal["hide", "refuse"]  # hide: show the state, text behind a toggle; refuse: no answer
 SupportJudge = Literal["deterministic", "llm"]  # llm: LLM_MODEL judges claim support (deterministic fallback)
 CitationMode = Literal["provider", "json"]  # provider: Anthropic/Gemini native citations; json: quote-first JSON
@@ -26,6 +28,7 @@ class AnswerSettings(RetrievalSettings):
     llm_citations: CitationMode | None = None  # None = by the model's provider
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
+    log_retention: Retention = DEFAULT_RETENTION  # LOG_RETENTION: answers older than 90 days or past the newest 20,000 go
 
     @property
     def audit_path(self) -> Path:
@@ -52,4 +55,5 @@ class AnswerSettings(RetrievalSettings):
             "llm_citations": cast(CitationMode, citations) if citations else None,
             "support_judge": cast(SupportJudge, judge),
             "unverified_policy": cast(UnverifiedPolicy, policy),
+            "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),
         }

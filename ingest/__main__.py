@@ -25,7 +25,9 @@ from .slugger import make_slugger
 from .splitter import split_page
 
 if TYPE_CHECKING:
+    from retrieval.errors import IndexDamagedError
     from retrieval.indexer import IndexReport
+    from retrieval.protocols import Store
 
 
 def _print_failures(corpus_failures: tuple[PageError, ...]) -> None:
@@ -123,6 +125,7 @@ def cmd_check_built(args: argparse.Namespace, settings: RetrievalSettings) -> in
 def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     # The entrypoint is the composition root: it may wire retrieval's store and
     # embedder into an ingest run; library modules in ingest never import retrieval.
+    from retrieval.errors import IndexDamagedError
     from retrieval.indexer import sync_index
     from retrieval.lock import index_lock, owner_lock
     from retrieval.models import is_default_model, provision_default_model
@@ -136,12 +139,24 @@ def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
             provision_default_model(settings.models_dir)
         with index_lock(settings.data_dir, wait=args.wait):
             store = open_store(settings)
-            store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
+            try:
+                store.manifest()  # reach Chroma before parsing or loading a model: a down server fails fast
+            except IndexDamagedError as exc:
+                _set_aside(store, exc, full=args.full)
             corpus = load_corpus(content_dir, progress=_progress_bar("parsing", "page"))
             _print_warnings(corpus)  # before the slow part, so an author can start fixing
+            embedder = open_embedder(settings)
+
+            def sync() -> IndexReport:
+                return sync_index(corpus, store, embedder, full=args.full, progress=_progress_bar(),
+                                  on_access=_say_access_applied)
+
             try:
-                report = sync_index(corpus, store, open_embedder(settings), full=args.full, progress=_progress_bar(),
-                                    on_access=_say_access_applied)
+                try:
+                    report = sync()
+                except IndexDamagedError as exc:  # damage the first read did not reach
+                    _set_aside(store, exc, full=args.full)
+                    report = sync()
             except KeyboardInterrupt:
                 print("interrupted: what was written is kept; the next `make ingest` finishes the job", file=sys.stderr)
                 return 130
@@ -149,6 +164,17 @@ def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     if args.json:
         _print_failures(corpus.failures)
     return 1 if report.pages_failed else 0
+
+
+def _set_aside(store: Store, exc: IndexDamagedError, *, full: bool) -> None:
+    """For a full rebuild of an embedded index, move its damaged folder aside (never deleted) and start a fresh one."""
+    from retrieval.store import ChromaStore
+
+    if not full or not isinstance(store, ChromaStore) or not store.embedded:
+        raise exc
+    moved = store.set_aside()
+    print(f"warning: {exc}\nmoved the damaged index to {moved} (kept, not deleted); rebuilding it from the content",
+          file=sys.stderr, flush=True)
 
 
 def _say_access_applied(report: IndexReport) -> None:

@@ -1,8 +1,10 @@
 """Load a whole content folder: every page that parses, and a report for every one that does not.
 
 A bad file never aborts a run. Authors get `file:line: reason` for each
-failure while everything else is processed, and callers keep the previously
-indexed chunks of a failed page rather than deleting them.
+failure while everything else is processed. A failure says who may read the
+page when its front matter could be read (`PageError.access`); the indexer
+keeps a failed page's old chunks only for those groups, and withholds a page
+whose access is unknown.
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ def load_corpus(root: Path, site: SiteConfig | None = None, *,
         if site.built_dir:
             page = adopt_built_ids(page, Path(site.built_dir), site)
         if page.slug in seen:
-            failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}"))
+            failures.append(PageError(source, 1, f"slug {page.slug!r} is already used by {seen[page.slug]}",
+                                      access=page.access))
             continue
         seen[page.slug] = source
         pages.append(page)

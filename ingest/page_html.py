@@ -17,7 +17,7 @@ def render_html(page: Page, *, link_base: str = "") -> str:
     content cannot inject script into the docs viewer; site-root links get
     `link_base` in front so they work inside the viewer.
     """
-    fm_lines = front_matter(page.body, page.source)[1]
+    fm_lines = front_matter(page.body, page.source).lines
     md = markdown()
     tokens = md.parse(to_markdown(page.body, skip_lines=fm_lines))
     anchors = {h.line: h.anchor for h in page.headings if h.anchor}

@@ -14,7 +14,7 @@ from .blocks import headings as find_headings
 from .blocks import markdown, matching_close, render_blocks
 from .documents import Block, Heading, Page, Section
 from .errors import PageError
-from .front_matter import front_matter, page_access
+from .front_matter import FrontMatter, front_matter, page_access
 from .ids import content_hash
 from .links import located_links, page_links
 from .mdx import convert
@@ -46,8 +46,12 @@ def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
     """Parse the file at `path` (inside `content_dir`) into a Page, with the partials it renders spliced in."""
     source = path.relative_to(content_dir).as_posix()
     text = read_source(path, source).replace("\r\n", "\n").replace("\r", "\n")
-    fm_lines = front_matter(text, source)[1]
-    expansion = expand(text, source, content_dir, skip_lines=fm_lines, global_folder=site.global_partials)
+    fm = front_matter(text, source)
+    access = page_access(fm, source)  # first: a page that fails further on still says who may read it
+    try:
+        expansion = expand(text, source, content_dir, skip_lines=fm.lines, global_folder=site.global_partials)
+    except PageError as exc:
+        raise exc.with_access(access) from exc
     return parse_text(expansion.text, source, site, expansion=expansion, raw=text)
 
 
@@ -57,16 +61,28 @@ def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion
 
     With `expansion` (partials spliced in by `parse_page`), `text` is the
     expanded page and `raw` the page file's own text; errors and warnings
-    name the file and line they were written on.
+    name the file and line they were written on. Front matter is read first:
+    a failure further on carries the page's access (see `PageError.access`).
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    fm = front_matter(text, source)
+    access = page_access(fm, source)
+    try:
+        return _parse_body(text, source, site, fm, access, expansion, raw)
+    except PageError as exc:
+        raise exc.with_access(access) from exc
+
+
+def _parse_body(text: str, source: str, site: SiteConfig, fm: FrontMatter, access: tuple[str, ...],
+                expansion: Expansion | None, raw: str) -> Page:
+    """Everything after the front matter: headings with the site's ids, sections, links, warnings."""
     origins = expansion.origins if expansion else ()
 
     def where(line: int) -> str:  # 1-based line of `text` -> "file:line" where it was written
         file, number = (origins[line - 1] if origins and 0 < line <= len(origins) else (source, line - 1))
         return f"{file}:{number + 1}"
 
-    meta, fm_lines = front_matter(text, source)
+    meta, fm_lines = fm.meta, fm.lines
     converted = convert(text, skip_lines=fm_lines)
     if converted.errors:
         line, reason = converted.errors[0]
@@ -108,7 +124,6 @@ def parse_text(text: str, source: str, site: SiteConfig, *, expansion: Expansion
     close(total_lines)
 
     title = str(meta.get("title") or _first_h1(list(headings.values())) or Path(source).stem)
-    access = page_access(meta, source, text)
     page_hash = content_hash(text)
     slug = site.rules.page_slug(source, meta)
     return Page(

@@ -5,21 +5,32 @@ chromadb is imported here and nowhere else. The index records what built it
 collection that also names the active chunk collection. A full rebuild writes
 a fresh collection and only then moves the pointer, so a failed rebuild leaves
 the old index serving. The reads and the writer are in `retrieval.store`.
+
+Damaged files of an embedded index (Chroma says "database disk image is
+malformed" or "file is not a database", or its Rust core panics, which
+Python sees as a BaseException) become IndexDamagedError, whose fix is a full
+rebuild into a fresh folder once the damaged one is moved aside (`set_aside`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .errors import IndexMismatchError, StoreUnavailableError
+from .aside import set_aside
+from .errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
 from .records import Manifest
 
 POINTER_TTL = 1.0
 _BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what `_new_build` appends to the store name
+# What Chroma's embedded SQLite says when its file is damaged (the header, a page, a row).
+_DAMAGE = ("database disk image is malformed", "file is not a database", "error occurred while decoding column",
+           "failed to pull logs from the log store")
 
 
 class ChromaIndex:
@@ -58,9 +69,47 @@ class ChromaIndex:
                         ssl=parsed.scheme == "https",
                         settings=settings,
                     )
-            except Exception as exc:  # chromadb raises bare exceptions for connection failures
+            except BaseException as exc:  # chromadb raises bare exceptions for connection failures
+                if not isinstance(exc, Exception) and not _is_panic(exc):
+                    raise
+                if self._path:
+                    self._forget()  # a failed start leaves a half-built client cached for this path
+                    if _is_damage(exc):
+                        raise self._damaged("open", exc) from exc
                 raise StoreUnavailableError(f"cannot reach Chroma at {self.location}: {exc}") from exc
         return self._client
+
+    def _forget(self) -> None:
+        """Drop chromadb's cached client system for this path, so the next connection starts from the files.
+
+        chromadb shares one system per path and keeps it even when starting it
+        failed; every later client then fails with an unrelated AttributeError.
+        """
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        system = SharedSystemClient._identifier_to_system.pop(self._path or "", None)
+        SharedSystemClient._identifier_to_refcount.pop(self._path or "", None)
+        if system is not None:
+            with contextlib.suppress(Exception):
+                system.stop()
+        self._client, self._collection = None, None
+
+    def _damaged(self, what: str, exc: BaseException) -> IndexDamagedError:
+        return IndexDamagedError(
+            f"the index at {self._path} is damaged ({what}: {type(exc).__name__}: {str(exc)[:200]}); stop the server "
+            "and run `make ingest FULL=1`: it moves the damaged folder aside and rebuilds the index from the content")
+
+    def set_aside(self) -> Path:
+        """Move a damaged embedded index to `<folder>.damaged-<time>` (never deleted); the next use starts empty."""
+        if not self.embedded:
+            raise ValueError(f"only an embedded index can be moved aside; Chroma at {self._url} keeps its own files")
+        self._forget()
+        return set_aside(Path(self._path or ""))
+
+    @property
+    def embedded(self) -> bool:
+        """True for an index in a folder this process opens itself (not a Chroma server's)."""
+        return bool(self._path)
 
     @property
     def location(self) -> str:
@@ -72,7 +121,14 @@ class ChromaIndex:
             return fn(*args, **kwargs)
         except (IndexMismatchError, StoreUnavailableError):
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not _is_panic(exc):
+                raise  # KeyboardInterrupt, SystemExit
+            if self._path and _is_damage(exc):
+                self._collection = None
+                raise self._damaged(what, exc) from exc
+            if not isinstance(exc, Exception):
+                raise StoreUnavailableError(f"Chroma at {self.location} failed ({what}): {exc}") from exc
             if _is_connection_error(exc):
                 self._client = None
                 self._collection = None
@@ -228,6 +284,16 @@ class ChromaIndex:
                     raise
                 self._collection, self._live_checked = None, 0.0
         return None
+
+
+def _is_panic(exc: BaseException) -> bool:
+    """A panic in Chroma's Rust core (pyo3's PanicException derives from BaseException, not Exception)."""
+    return type(exc).__name__ == "PanicException"
+
+
+def _is_damage(exc: BaseException) -> bool:
+    text = f"{exc} {exc.__cause__ or ''}".lower()
+    return _is_panic(exc) or any(sign in text for sign in _DAMAGE)
 
 
 def _is_connection_error(exc: Exception) -> bool:

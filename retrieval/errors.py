@@ -19,6 +19,10 @@ class StoreUnavailableError(RetrievalError):
     """The vector store cannot be reached (e.g. the Chroma server is down)."""
 
 
+class IndexDamagedError(StoreUnavailableError):
+    """The embedded index's files are damaged (Chroma reports a malformed database, or panics): a full rebuild fixes it."""
+
+
 class QueryError(RetrievalError):
     """The question cannot be searched as given (empty, too long)."""
 

@@ -1,4 +1,4 @@
-"""Incremental index builds: embed only what changed, delete what is gone, never lose what failed.
+"""Incremental index builds: embed only what changed, delete what is gone, keep what failed only as far as is safe.
 
 The diff is by chunk id (where a citation points) and chunk hash (what the
 text says): a new or edited chunk is embedded; an unchanged chunk whose
@@ -17,6 +17,13 @@ step has already withdrawn what it withdraws; one killed before it changed
 nothing. A full rebuild applies the same step to the live index before it
 builds the new collection.
 
+A page that fails to parse keeps its previously indexed chunks only when its
+front matter still says who may read it, and then only for the groups both
+the old and the new access list name. A page whose access cannot be read
+(YAML that does not parse, a repeated key, a misspelled `access`, a value
+that is not a list of groups) is withheld: its chunks are deleted in the
+access step, until the author fixes it and the next run indexes it again.
+
 A run with nothing to embed never loads the model: the embedder is checked by
 id against the manifest, and its dimension against the first vector it makes.
 """
@@ -32,6 +39,7 @@ from typing import Any
 
 from ingest.corpus import Corpus
 from ingest.documents import Chunk
+from ingest.errors import PageError
 
 from .embedder import Embedder
 from .errors import IndexMismatchError
@@ -52,6 +60,7 @@ class IndexReport:
     pages_unchanged: int = 0
     pages_removed: int = 0
     pages_failed: int = 0
+    pages_withheld: int = 0  # failed pages whose access could not be read: none of their chunks stay
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_updated: int = 0
@@ -62,7 +71,8 @@ class IndexReport:
     seconds: float = 0.0
     access_seconds: float = 0.0  # from the start until deletions and access changes were live
     embed_seconds: float = 0.0
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # every failed page, as "file:line: reason"
+    withheld: list[str] = field(default_factory=list)  # those of `failures` whose pages were withheld
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,7 +87,10 @@ class IndexReport:
             f"{self.embed_seconds:.2f}s embedding)"
             + (" — full rebuild" if self.full_rebuild else ""),
         ]
-        lines.extend(f"FAILED {failure} (its previously indexed chunks were kept)" for failure in self.failures)
+        lines.extend(f"WITHHELD {failure} (the page and its previously indexed chunks are out of the index "
+                     "until this is fixed)" if failure in self.withheld else
+                     f"FAILED {failure} (its previously indexed chunks were kept, for the groups its access still names)"
+                     for failure in self.failures)
         return "\n".join(lines)
 
 
@@ -132,7 +145,7 @@ def sync_index(
     progress: Callable[[int], Progress] | None = None,
     on_access: Callable[[IndexReport], None] | None = None,
 ) -> IndexReport:
-    """Make the index equal the corpus (except pages that failed to parse, which keep their old chunks).
+    """Make the index equal the corpus; a page that failed to parse keeps its old chunks only as far as is safe.
 
     `on_access` is called once deletions and access changes are live, before any embedding.
     """
@@ -145,9 +158,13 @@ def sync_index(
     manifest = Manifest(embedder=embedder.id, dimension=dimension, site=corpus.site.fingerprint)
     previous = _stored(store) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
-    kept = _kept_for_failed(previous, failed_sources)
+    kept_chunks = _kept_for_failed(previous, corpus.failures)
+    kept = set(kept_chunks)
+    narrowed_kept = [chunk for cid, chunk in kept_chunks.items() if not previous[cid].matches(chunk)]
     report.pages_failed = len(failed_sources)
     report.failures = [str(failure) for failure in corpus.failures]
+    report.withheld = [str(failure) for failure in corpus.failures if failure.withheld]
+    report.pages_withheld = len({failure.source for failure in corpus.failures if failure.withheld})
     chunks = corpus.chunks()
 
     # 1. Access first, on the live index: deletions, metadata of unchanged text, tightening of changed text.
@@ -160,7 +177,7 @@ def sync_index(
         assert current is not None
         if not full and live_plan.reuse:  # their vectors sit under ids about to be deleted
             reused_vectors = store.vectors([cid for _, cid in live_plan.reuse])
-        _apply_access(store.open_for_write(current), live_plan, previous, report)
+        _apply_access(store.open_for_write(current), live_plan, previous, report, narrowed_kept)
     report.access_seconds = round(time.perf_counter() - started, 3)
     if on_access:
         on_access(report)
@@ -169,13 +186,13 @@ def sync_index(
     writer = store.open_for_write(manifest, fresh=full)
     if writer.is_fresh:
         carry = kept - {chunk.id for chunk in chunks}
-        if carry:  # a fresh collection must carry the failed pages' chunks over, re-embedded
-            chunks = chunks + store.chunks(ids=sorted(carry))
+        if carry:  # a fresh collection must carry the failed pages' chunks over, re-embedded, with narrowed access
+            chunks = chunks + [replace(c, access=kept_chunks[c.id].access) for c in store.chunks(ids=sorted(carry))]
         plan = plan_sync(chunks, {}, kept)
     elif applied:
         plan = Plan(live_plan.embed, live_plan.reuse, (), ())  # updates and deletions are already live
     else:
-        plan = live_plan
+        plan = replace(live_plan, update=live_plan.update + tuple(narrowed_kept))
     _count_pages(report, corpus, chunks, previous, failed_sources, live_plan if previous else plan)
 
     if plan.reuse:
@@ -231,9 +248,11 @@ def _settle(pending: tuple[Future[None], int] | None, tick: Progress | None) -> 
     return pending[1]
 
 
-def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, Row], report: IndexReport) -> None:
+def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, Row], report: IndexReport,
+                  narrowed_kept: Sequence[Chunk] = ()) -> None:
     """Make deletions and access changes live before anything is embedded, and say so to readers."""
     narrowed = [n for n in (tightened(c, previous[c.id]) for c in plan.embed if c.id in previous) if n is not None]
+    narrowed += narrowed_kept
     live.update_metadata(list(plan.update) + narrowed)
     live.delete(plan.delete)
     live.mark_changed()
@@ -261,12 +280,26 @@ def _check_vectors(vectors: Sequence[Sequence[float]], expected: int, manifest: 
             )
 
 
-def _kept_for_failed(previous: dict[str, Row], failed_sources: set[str]) -> set[str]:
-    """Chunk ids a failed page keeps: those written in its file, and those of the same page written in a
-    partial it renders (their `source` is the partial's file, their page is the failed one)."""
-    failed_pages = {row.chunk.doc_id for row in previous.values() if row.chunk.source in failed_sources}
-    return {cid for cid, row in previous.items()
-            if row.chunk.source in failed_sources or row.chunk.doc_id in failed_pages}
+def _kept_for_failed(previous: dict[str, Row], failures: Sequence[PageError]) -> dict[str, Chunk]:
+    """The stored chunks failed pages keep, by id, each narrowed to the groups the page's access still names.
+
+    A page's chunks are those written in its file and those written in a
+    partial it renders (their `source` is the partial's file, their page the
+    failed one). A withheld page keeps none, nor does a chunk no group of the
+    new access list could read before.
+    """
+    access_of = {failure.source: failure.access for failure in failures}
+    source_of = {row.chunk.doc_id: row.chunk.source for row in previous.values() if row.chunk.source in access_of}
+    kept: dict[str, Chunk] = {}
+    for cid, row in previous.items():
+        source = row.chunk.source if row.chunk.source in access_of else source_of.get(row.chunk.doc_id)
+        declared = access_of.get(source) if source is not None else None
+        if declared is None:
+            continue
+        still = tuple(g for g in row.chunk.access if g in declared and g in row.readers)
+        if still:
+            kept[cid] = replace(row.chunk, access=still)
+    return kept
 
 
 def _count_pages(

@@ -18,12 +18,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ingest.documents import GROUP_RULE, Chunk, SourceSpan, is_group_name
+from ingest.documents import GROUP_RULE, PUBLIC, Chunk, SourceSpan, is_group_name
 
 from .errors import IndexMismatchError, QueryError
 
 INDEX_FORMAT = 1
-MAX_GROUPS = 64  # Chroma's filter depth: ~1,000 `$or` clauses fail, ~10,000 crash its native code
+# Named groups a reader may be in, besides `public` (so a query has at most MAX_GROUPS + 1 clauses).
+# Chroma's filter depth is the reason: ~1,000 `$or` clauses fail, ~10,000 crash its native code.
+MAX_GROUPS = 64
 _ACL_PREFIX = "acl_"
 
 Metadata = dict[str, Any]  # one stored chunk's metadata, as the store keeps it: only this module reads its keys
@@ -110,8 +112,9 @@ def acl_key(group: str) -> str:
 def acl_filter(groups: Iterable[str]) -> dict[str, Any]:
     """A Chroma `where` that admits only chunks one of `groups` may read."""
     names = sorted(set(groups))
-    if len(names) > MAX_GROUPS:
-        raise QueryError(f"a reader may be in at most {MAX_GROUPS} groups, got {len(names)}")
+    named = [n for n in names if n != PUBLIC]
+    if len(named) > MAX_GROUPS:
+        raise QueryError(f"a reader may be in at most {MAX_GROUPS} groups besides {PUBLIC}, got {len(named)}")
     clauses = [{acl_key(g): True} for g in names]
     if not clauses:
         raise ValueError("a query needs at least one reader group")

@@ -17,6 +17,12 @@ through a Chroma server (`CHROMA_URL`): embedded Chroma is one process's. Each
 worker's table follows the server's index pointer on every query, as a single
 process's does, so an ingest applied here is served by every worker from its
 next query on. Per-process state (recent answers held in memory) is per worker; threads and the answer log live in the shared database.
+
+A damaged store is dealt with before serving: a damaged answer log
+(`DATA_DIR/answers.sqlite3`) is moved aside to `answers.sqlite3.damaged-<time>`
+and a fresh one started, logged as an error (its answers stay in the moved
+file); a damaged or unreachable index stops the start with one message naming
+the fix (exit 2), never a traceback.
 """
 
 from __future__ import annotations
@@ -24,15 +30,20 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sqlite3
 import sys
 
 import uvicorn
 from starlette.applications import Starlette
 
+from answer.damage import set_aside_if_damaged
+from retrieval.errors import RetrievalError
 from retrieval.handoff import IngestListener
 from retrieval.lock import owner_lock
 
 from .app import create_app
+from .failures import fix_for
+from .server import server_options
 from .settings import Settings
 
 log = logging.getLogger("web")
@@ -69,26 +80,45 @@ def main(argv: list[str] | None = None) -> int:
         log.info("waiting for the ingest or server that holds %s to finish", settings.data_dir / "server.lock")
 
     with owner_lock(settings.data_dir, on_wait=waiting):
+        _set_aside_damaged_log(settings)  # only the owner may move it: no other server is writing to it
         listener = IngestListener(settings.data_dir, services.run_handed_off).start()
         try:
-            embedder = services.components.embedder
-            if args.ingest:
-                report = services.ingest()
-                log.info("ingest: %s", report.summary().replace("\n", " | "))
+            try:
+                embedder = services.components.embedder
+                if args.ingest:
+                    report = services.ingest()
+                    log.info("ingest: %s", report.summary().replace("\n", " | "))
+                chunks = services.store.count()
+            except RetrievalError as exc:
+                log.error("cannot serve: %s\nfix: %s", exc, fix_for(exc))
+                return 2
             log.info("index holds %d chunks; serving on http://%s:%d with %d worker(s); `make ingest` hands its runs "
-                     "to this server (%s)", services.store.count(), settings.host, settings.port, args.workers, listener.path)
+                     "to this server (%s)", chunks, settings.host, settings.port, args.workers, listener.path)
             if args.workers > 1:
                 # The cores are shared: each worker's model gets its share of threads instead of all of them.
                 os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
                 uvicorn.run("web.__main__:worker_app", factory=True, workers=args.workers, host=settings.host,
-                            port=settings.port, log_level="info")
+                            port=settings.port, log_level="info", **server_options(settings))
             else:
                 if embedder is not None:
                     embedder.embed(["warm up"])  # load the model before the first visitor arrives
-                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", **server_options(settings))
         finally:
             listener.close()
     return 0
+
+
+def _set_aside_damaged_log(settings: Settings) -> None:
+    """A damaged answer log is moved aside (renamed, never deleted) so the server starts with a fresh one."""
+    try:
+        moved = set_aside_if_damaged(settings.audit_path)
+    except (sqlite3.Error, OSError) as exc:  # e.g. locked by another process: serve, and let /healthz say so
+        log.warning("could not check the answer log %s: %s", settings.audit_path, exc)
+        return
+    if moved is not None:
+        target, problem = moved
+        log.error("the answer log %s was damaged (%s): moved it to %s, kept as it was, and started a fresh log; "
+                  "`sqlite3 %s .recover` salvages what it still holds", settings.audit_path, problem, target, target)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,20 @@ from starlette.responses import JSONResponse, Response
 
 from answer.audit import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
 
+from .owner import read_owner
 from .questions import read_question
 from .state import state_of
-from .thread import new_thread_id, thread_id
 
 ANSWER_ID_CHARS = 40
 
 
 async def api_ask(request: Request) -> Response:
-    """`POST /api/ask` {"question": …, "thread_id"?: …, "version"?: …}: the answer record's public JSON."""
+    """`POST /api/ask` {"question": …, "thread_id"?: …, "owner_token"?: …, "version"?: …}: the answer record's public JSON.
+
+    A follow-up stays in `thread_id` only with the `owner_token` that started
+    it (or the chat page's cookie); else it forks. A token minted for this
+    request comes back as `owner_token`.
+    """
     state = state_of(request)
     body = await read_json(request)
     if isinstance(body, Response):
@@ -31,13 +36,11 @@ async def api_ask(request: Request) -> Response:
     question = read_question(body.get("question"))  # a QuestionError is a 400, worded by `failures`
     viewer = state.viewer(request)
     version = state.version(body.get("version"))
-    given = body.get("thread_id")
-    if given is not None and thread_id(given) is None:
-        return JSONResponse({"error": f"thread_id must be one this server returned (16 hex digits), got {str(given)[:40]!r}"},
-                            status_code=400)
-    tid = await asyncio.to_thread(state.services.threads.fork, given, viewer) if given else new_thread_id()
-    answer, rewritten = await state.answer_in_thread(question, tid, viewer, version)
-    return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten})
+    owner = read_owner(request, body.get("owner_token"))  # a ThreadIdError is a 400, like an unminted thread_id
+    tid = await asyncio.to_thread(state.services.threads.follow, body.get("thread_id"), viewer, owner.token)
+    answer, rewritten = await state.answer_in_thread(question, tid, viewer, version, owner.token)
+    minted = {"owner_token": owner.token} if owner.minted else {}
+    return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten} | minted)
 
 
 async def feedback(request: Request) -> Response:

@@ -26,19 +26,23 @@ from answer.pipeline import Answerer
 from ingest.corpus import Corpus
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 
-from . import api, render, routes, staff
+from . import api, health, render, routes, staff
 from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
 from .limits import InputLimits
+from .origin import SameOrigin
 from .questions import QuestionError
+from .ratelimit import RateLimit
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import ServedIndex, Services
 from .settings import Settings
 from .state import AppState, state_of
+from .thread_ids import ThreadIdError
 
 HERE = Path(__file__).parent
-_MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError, IdentityError, HTTPException, Exception)
+_MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError, IdentityError, ThreadIdError, HTTPException,
+           Exception)
 
 
 def create_app(
@@ -61,7 +65,7 @@ def create_app(
             Route("/ask/thread", routes.thread_fragment),
             Route("/api/ask", api.api_ask, methods=["POST"]),
             Route("/api/answers/{answer_id}/feedback", api.feedback, methods=["POST"]),
-            Route("/healthz", routes.healthz),
+            Route("/healthz", health.healthz),
             Route("/docs/search", routes.docs_search),
             Route("/docs/{path:path}", routes.docs),
             Route("/docs", routes.docs),
@@ -70,7 +74,10 @@ def create_app(
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         middleware=[Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
-                    Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits)],
+                    Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits, body_timeout=settings.read_timeout),
+                    Middleware(SameOrigin, origins=allowed_origins(settings.cors_origins)),
+                    Middleware(RateLimit, rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
+                               database=lambda: services.audit)],
         exception_handlers=dict.fromkeys(_MAPPED, _failed),
     )
     app.state.web = state

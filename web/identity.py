@@ -3,7 +3,7 @@
 The header is parsed as bytes, not as text to be tidied: group names are
 ASCII tokens from the group alphabet separated by commas, with only ASCII
 blanks around them. Anything else — a non-breaking space, a C1 control,
-a second copy of the header, more groups than any reader has — is refused
+a second copy of the header, more than MAX_GROUPS named groups (`public` is not counted) — is refused
 with a 400 instead of being trimmed into a name that grants something.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ingest.documents import GROUP_RULE, is_group_name
+from ingest.documents import GROUP_RULE, PUBLIC, is_group_name
 from retrieval.records import MAX_GROUPS
 from retrieval.viewer import Viewer
 
@@ -40,8 +40,9 @@ def parse_groups(value: bytes, header: str = "identity header") -> list[str]:
         raise IdentityError(f"the {header} header must be ASCII (byte {exc.start} is not)") from exc
     groups = [token.strip(" \t") for token in text.split(",")]
     groups = [g for g in groups if g]
-    if len(groups) > MAX_GROUPS:
-        raise IdentityError(f"the {header} header names {len(groups):,} groups; the limit is {MAX_GROUPS}")
+    named = {g for g in groups if g != PUBLIC}  # every reader is in `public` besides; it is not counted
+    if len(named) > MAX_GROUPS:
+        raise IdentityError(f"the {header} header names {len(named):,} groups besides {PUBLIC}; the limit is {MAX_GROUPS}")
     for group in groups:
         if not is_group_name(group):
             shown = group if len(group) <= 40 else group[:40] + "…"

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
 
 from answer.pipeline import Answer
 from retrieval.search import RetrievalSet
@@ -25,10 +25,11 @@ from . import render
 from .docsearch import search_docs
 from .failures import failure
 from .looked import looked_at
+from .owner import Owner, read_owner, remember
 from .questions import QuestionError, read_question
 from .state import AppState, state_of
 from .stream import sse
-from .thread import new_thread_id, thread_id
+from .thread_ids import ThreadIdError
 
 HERE = Path(__file__).parent
 
@@ -47,24 +48,37 @@ def chat_page(request: Request, tid: str | None, viewer: Viewer, version: str | 
 async def index(request: Request) -> Response:
     state = state_of(request)
     version = state.version(request.query_params.get("version"))
-    tid = thread_id(request.query_params.get("thread"))
+    tid = await _named_thread(state, request.query_params.get("thread"))
     return await asyncio.to_thread(chat_page, request, tid, state.viewer(request), version)
+
+
+async def _named_thread(state: AppState, given: str | None) -> str | None:
+    """The thread a page asks to show, checked (a ThreadIdError, a 400, for an id this server did not mint); never made."""
+    return await asyncio.to_thread(state.services.threads.resolve, given) if given else None
 
 
 async def ask(request: Request) -> Response:
     state = state_of(request)
     form = await request.form()
+    viewer = state.viewer(request)
+    version = state.version(form.get("version"))
+    owner = read_owner(request)
     try:
         question = read_question(form.get("question"))
-    except QuestionError as exc:
+        tid = await asyncio.to_thread(state.services.threads.follow, form.get("thread_id"), viewer, owner.token)
+    except (QuestionError, ThreadIdError) as exc:
         response = state.error_page(request, failure(exc, request.url.path), full=not request.headers.get("HX-Request"))
         if request.headers.get("HX-Request"):  # shown under the composer, gone with the next question
             response.headers.update({"HX-Retarget": "#ask-error", "HX-Reswap": "innerHTML"})
         return response
-    viewer = state.viewer(request)
-    version = state.version(form.get("version"))
-    given = thread_id(form.get("thread_id"))
-    tid = await asyncio.to_thread(state.services.threads.fork, given, viewer) if given else new_thread_id()
+    response = await _asked(request, question, tid, viewer, version, owner.token)
+    remember(response, owner, request)
+    return response
+
+
+async def _asked(request: Request, question: str, tid: str, viewer: Viewer, version: str | None, owner: str) -> Response:
+    """The page for a question put into thread `tid`: the streaming shell for htmx, else the whole page with its answer."""
+    state = state_of(request)
     if request.headers.get("HX-Request"):
         turn = uuid.uuid4().hex[:12]
         url = "/ask/stream?" + urlencode({"question": question, "turn": turn, "thread": tid}
@@ -73,29 +87,36 @@ async def ask(request: Request) -> Response:
             "tid": turn, "question": question, "stream_url": url, "thread_id": tid})
         response.headers["HX-Replace-Url"] = "/?" + urlencode({"thread": tid} | ({"version": version} if version else {}))
         return response
-    answer, _ = await state.answer_in_thread(question, tid, viewer, version)
+    answer, _ = await state.answer_in_thread(question, tid, viewer, version, owner)
     return await asyncio.to_thread(chat_page, request, tid, viewer, version, answer, question)
 
 
 async def ask_stream(request: Request) -> Response:
-    """The answer as server-sent events: what was looked at, each verified claim, then the finished turn."""
+    """The answer as server-sent events: the thread, what was looked at, each verified claim, then the finished turn.
+
+    `thread` is an id this server minted, `new`, or absent (no thread); any
+    other id is a 400 before the stream starts. A visitor with no owner token
+    (the widget's first question) gets one in an `owner` event before `thread`.
+    """
     state = state_of(request)
     context = state.context(request)
     params = request.query_params
     tid = render.turn_id(params.get("turn"), uuid.uuid4().hex[:12])
     asked = str(params.get("question") or "")
+    given = params.get("thread")
+    named = state.services.threads.new_id() if given == "new" else await _named_thread(state, given)
+    owner = read_owner(request, params.get("owner"))
 
     def failed(message: str, retry: bool = True) -> str:
         return state.fragment("_failed.html", context | {
-            "tid": tid, "question": asked, "message": message, "retry": retry,
-            "thread_id": thread_id(params.get("thread")) or ""})
+            "tid": tid, "question": asked, "message": message, "retry": retry, "thread_id": named or ""})
 
     async def events() -> AsyncIterator[str]:
         if request.headers.get("last-event-id"):  # a reconnect: the answer was cut off; never replay a question
             yield sse("done", failed("The connection dropped before the answer was complete."), 1)
             return
         try:
-            async for event in _answer_events(state, request, context, tid):
+            async for event in _answer_events(state, request, context, tid, named, owner):
                 yield event
         except Exception as exc:
             problem = failure(exc, request.url.path)
@@ -105,15 +126,16 @@ async def ask_stream(request: Request) -> Response:
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
-async def _answer_events(state: AppState, request: Request, context: dict[str, object], tid: str) -> AsyncIterator[str]:
+async def _answer_events(state: AppState, request: Request, context: dict[str, object], tid: str, named: str | None,
+                         owner: Owner) -> AsyncIterator[str]:
     services, params = state.services, request.query_params
     question = read_question(params.get("question"))
     viewer = state.viewer(request)
     answerer = await asyncio.to_thread(lambda: services.answerer)
-    given = params.get("thread")
-    thread = (await asyncio.to_thread(services.threads.fork, t, viewer)
-              if (t := thread_id(given)) else new_thread_id() if given == "new" else None)
+    thread = await asyncio.to_thread(services.threads.fork, named, viewer, owner.token) if named else None
     if thread:
+        if owner.minted:  # the widget keeps it and sends it back as `owner=`; the chat page has its cookie
+            yield sse("owner", owner.token, 0)
         yield sse("thread", thread, 0)
     rewritten = await asyncio.to_thread(services.rewrite, question, thread, viewer)
     rset: RetrievalSet | None = None
@@ -135,7 +157,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
         elif event.kind == "done" and event.answer is not None:
             services.threads.cache.put(event.answer)
             if thread:
-                await asyncio.to_thread(services.threads.add, thread, event.answer, question)
+                await asyncio.to_thread(services.threads.add, thread, event.answer, question, owner.token)
             yield sse("done", state.fragment("_turn.html", context | {"view": state.view(event.answer, tid, question)}),
                       number)
 
@@ -143,7 +165,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
 async def thread_fragment(request: Request) -> Response:
     """A thread's turns as HTML for this viewer: the widget shows its conversation again after a page change."""
     state = state_of(request)
-    tid = thread_id(request.query_params.get("thread"))
+    tid = await _named_thread(state, request.query_params.get("thread"))
     views = await asyncio.to_thread(state.thread_views, tid, state.viewer(request)) if tid else []
     context = state.context(request)
     return HTMLResponse("".join(state.fragment("_turn.html", context | {"view": v}) for v in views),
@@ -154,13 +176,6 @@ async def widget(request: Request) -> Response:
     """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
     return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
                         headers={"Cache-Control": "public, max-age=300"})
-
-
-async def healthz(request: Request) -> Response:
-    state = state_of(request)
-    groups = sorted(state.viewer(request).groups)  # the count of what this caller may read, never the total
-    chunks = await asyncio.to_thread(lambda: state.services.store.count(groups=groups))
-    return JSONResponse({"status": "ok", "chunks": chunks})
 
 
 async def docs(request: Request) -> Response:

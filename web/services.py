@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from answer.audit import SQLiteAuditLog
 from answer.followup import Rewrite, rewrite
 from answer.pipeline import Answerer
-from answer.services import Components, components_for
+from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
@@ -32,6 +33,7 @@ from retrieval.viewer import Viewer
 
 from .settings import Settings
 from .thread import Threads
+from .thread_ids import thread_secret
 
 log = logging.getLogger(__name__)
 MAX_SUGGESTIONS = 4
@@ -67,8 +69,9 @@ class Services:
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
+        self._log: SQLiteAuditLog | None = None
         self._lock = threading.Lock()
-        self.threads = Threads(lambda: self.audit, lambda: self.store)
+        self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
     @property
     def components(self) -> Components:
@@ -76,7 +79,7 @@ class Services:
             if self._components is None:
                 from answer.services import build_components
 
-                self._components = build_components(self.settings, store=self._chroma())
+                self._components = build_components(self.settings, store=self._chroma(), audit=self._answer_log())
             return self._components
 
     @property
@@ -85,7 +88,24 @@ class Services:
 
     @property
     def audit(self) -> SQLiteAuditLog | None:
-        return self.components.audit
+        """The answer log; opening it does not build the answerer (the health check reads it before any question)."""
+        if self._components is not None:
+            return self._components.audit
+        with self._lock:
+            return self._answer_log() if self._components is None else self._components.audit
+
+    def _answer_log(self) -> SQLiteAuditLog:
+        """The one answer log of this process, the answerer's included (its damage is remembered once)."""
+        if self._log is None:
+            self._log = open_audit(self.settings)
+        return self._log
+
+    def _thread_secret(self) -> bytes:
+        """What signs thread ids: THREAD_SECRET, else a file beside the answer log; with no log, threads die with the process, and so does this."""
+        audit = self.audit
+        if self.settings.thread_secret or audit is not None:
+            return thread_secret(self.settings.thread_secret, audit.path.parent if audit else self.settings.data_dir)
+        return secrets.token_hex(32).encode("ascii")
 
     def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
         """The standalone question to search for, from the turns of the thread this viewer may see."""

@@ -2,12 +2,16 @@
 
 Staff (STAFF_GROUP) see only what their own groups may read: an answer is
 listed when its every retrieved source is readable by the staff reader, and an
-answer given to other groups is redacted for them (`audit_view.redact`).
+answer given to other groups is redacted for them (`audit_view.redact`). When
+the answer log cannot be read (damaged, locked), these pages are a 503 that
+names the problem and the fix, never a stack trace.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from starlette.exceptions import HTTPException
@@ -16,9 +20,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from answer.audit import LogRow
+from answer.errors import AuditError
 from answer.record import AnswerRecord, attempt_json
 
 from .audit_view import attempts, needs_lookup, readable_handles, redact
+from .failures import failure
 from .state import AppState, state_of
 
 STATES = ("answered", "refused", "unverified")
@@ -56,6 +62,18 @@ def _listable(state: AppState, rows: list[LogRow], groups: frozenset[str], limit
     return out
 
 
+def _reads_log(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """A staff page over the answer log: a log that cannot be read is a 503 page naming the problem and the fix."""
+    @functools.wraps(handler)
+    async def page(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except AuditError as exc:
+            return state_of(request).error_page(request, failure(exc, request.url.path), fix=True)
+    return page
+
+
+@_reads_log
 async def answers(request: Request) -> Response:
     """`GET /answers`: the log searched by question, state and feedback (`?feedback=down` is the bad-answers queue)."""
     state, groups = _staff(request)
@@ -70,6 +88,7 @@ async def answers(request: Request) -> Response:
     return state.page(request, "audit_search.html", {"rows": rows, "text": text, "state": wanted, "feedback": rated})
 
 
+@_reads_log
 async def answer_view(request: Request) -> Response:
     """`GET /answers/<id>`: one answer audited, redacted to what the reader's groups may read."""
     from answer.services import changed_sources

@@ -52,9 +52,11 @@ class AppState:
     def fragment(self, name: str, context: dict[str, object]) -> str:
         return self.templates.get_template(name).render(context)
 
-    def error_page(self, request: Request, problem: Failure, *, full: bool = True) -> Response:
-        return self.templates.TemplateResponse(request, "_error.html", {"message": problem.message, "full": full},
-                                               status_code=problem.status)
+    def error_page(self, request: Request, problem: Failure, *, full: bool = True, fix: bool = False) -> Response:
+        """The failure as a page (or a fragment); with `fix`, what the operator does about it (staff pages only)."""
+        return self.templates.TemplateResponse(
+            request, "_error.html", {"message": problem.message, "fix": problem.fix if fix else "", "full": full},
+            status_code=problem.status)
 
     def version(self, value: object) -> str | None:
         """The docs version a reader is browsing, if it is one the site has; anything else is ignored."""
@@ -66,12 +68,13 @@ class AppState:
         return render.turn_view(answer, self.services.corpus.site, tid or answer.id, self.settings.unverified_policy,
                                 asked=asked)
 
-    async def answer_in_thread(self, question: str, tid: str, viewer: Viewer, version: str | None) -> tuple[Answer, Rewrite]:
-        """Rewrite a follow-up from the thread, answer it, and add the answer to the thread (the page and the API)."""
+    async def answer_in_thread(self, question: str, tid: str, viewer: Viewer, version: str | None,
+                               owner: str) -> tuple[Answer, Rewrite]:
+        """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
         rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
-        await asyncio.to_thread(services.threads.add, tid, answer, question)
+        await asyncio.to_thread(services.threads.add, tid, answer, question, owner)
         return answer, rewritten
 
     def thread_views(self, tid: str, viewer: Viewer) -> list[render.TurnView]:

@@ -1,50 +1,44 @@
 """Conversation threads: which answers belong together, for follow-ups, reloads and shared links.
 
 A thread is a list of turns (answer id, what the visitor typed, what was
-searched, the asker's groups), kept in the answer log's database when there is
-one and in memory otherwise. A thread id is a random token, shareable as a
-link, but never a capability: every reader sees each turn rebuilt for *their*
-groups. A turn whose retrieval the reader could not have made (sources they
-may not read, or that changed since) is withheld whole, question included,
-and never feeds the reader's follow-up rewriting. There is no shortcut for
-the asker: a re-ingest may have restricted, changed or deleted a source since,
-so every turn, the asker's own reload included, is rebuilt from the live index
-(one lookup for the whole thread). With no answer log, recent answers are kept
-in memory only as the records to rebuild from.
+searched, the asker's groups, the hash of the asking browser's owner token),
+kept in the answer log's database when there is one and in memory otherwise
+(or once that database is found damaged).
+A thread id is signed by this server (`thread_ids`): one it did not mint is
+refused, never made into a thread. An id is shareable as a link, but never a
+capability: every reader sees each turn rebuilt for *their* groups, and only
+the browser that started a thread (same owner token, same groups) extends it;
+anyone else's follow-up forks it into a thread of their own. A turn whose
+retrieval the reader could not have made (sources they may not read, or that
+changed since) is withheld whole, question included, and never feeds the
+reader's follow-up rewriting. There is no shortcut for the asker: a re-ingest
+may have restricted, changed or deleted a source since, so every turn, the
+asker's own reload included, is rebuilt from the live index (one lookup for
+the whole thread). With no answer log, recent answers are kept in memory only
+as the records to rebuild from.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import sqlite3
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from answer.audit import SQLiteAuditLog, TurnRow, restore
-from answer.errors import AuditError
+from answer.errors import AuditDamagedError, AuditError
 from answer.followup import Turn
 from answer.pipeline import Answer
 from answer.record import AnswerRecord
 from ingest.documents import Chunk
 from retrieval.viewer import Viewer
 
+from .thread_ids import LEGACY_THREAD_ID, ThreadIds, owner_hash, refused
+
 log = logging.getLogger(__name__)
 MAX_TURNS = 20
-_THREAD_ID = re.compile(r"^[0-9a-f]{16}$")
-
-
-def new_thread_id() -> str:
-    return uuid.uuid4().hex[:16]
-
-
-def thread_id(value: object) -> str | None:
-    """A client-sent thread id, only when it has the shape this server mints."""
-    return value if isinstance(value, str) and _THREAD_ID.match(value) else None
 
 
 @dataclass(frozen=True)
@@ -87,47 +81,93 @@ class LiveChunks(Protocol):
 class Threads:
     """Threads over the answer log (durable) or memory (no log configured), read per viewer."""
 
-    def __init__(self, audit: Callable[[], SQLiteAuditLog | None], store: Callable[[], LiveChunks]) -> None:
-        self._audit = audit  # callables: the answerer (and so its log) and the store are built lazily
+    def __init__(self, audit: Callable[[], SQLiteAuditLog | None], store: Callable[[], LiveChunks],
+                 secret: Callable[[], bytes]) -> None:
+        self._audit = audit  # callables: the answerer (and so its log), the store and the secret are built lazily
         self._store = store
+        self._secret = secret
+        self._ids: ThreadIds | None = None
         self.cache = TurnCache()
         self._memory: dict[str, list[TurnRow]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, tid: str) -> list[TurnRow]:
+    @property
+    def ids(self) -> ThreadIds:
+        with self._lock:
+            if self._ids is None:
+                self._ids = ThreadIds(self._secret())
+            return self._ids
+
+    def new_id(self) -> str:
+        return self.ids.new()
+
+    def resolve(self, value: object) -> str:
+        """The thread a client named, when this server minted it; raises ThreadIdError (a 400) for any other value."""
+        if isinstance(value, str) and self.ids.signed(value):
+            return value
+        if isinstance(value, str) and LEGACY_THREAD_ID.fullmatch(value) and self.rows(value):
+            return value  # minted, unsigned, by the previous version: it opens, but it is owned by nobody
+        raise refused(value)
+
+    def follow(self, given: object, viewer: Viewer, owner: str) -> str:
+        """The thread a new turn goes to: a new one when none is named, else the named one (checked) or its fork."""
+        if given is None or given == "":
+            return self.new_id()
+        return self.fork(self.resolve(given), viewer, owner)
+
+    def _log(self) -> SQLiteAuditLog | None:
+        """The answer log, or None when there is none or it is damaged (reported once, by the log itself)."""
         audit = self._audit()
+        return None if audit is None or audit.damaged else audit
+
+    def rows(self, tid: str) -> list[TurnRow]:
+        audit = self._log()
         if audit is not None:
             try:
                 return audit.thread(tid)[-MAX_TURNS:]
-            except (sqlite3.Error, OSError) as exc:  # an unreadable log costs the thread, never the answer
+            except AuditDamagedError:
+                pass  # found damaged just now: threads carry on in memory
+            except AuditError as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", tid, exc)
                 return []
         with self._lock:
             return list(self._memory.get(tid, []))[-MAX_TURNS:]
 
-    def add(self, tid: str, answer: Answer, asked: str) -> None:
-        """Append a finished answer to a thread."""
+    def add(self, tid: str, answer: Answer, asked: str, owner: str) -> None:
+        """Append a finished answer to a thread, as a turn of the browser holding the owner token."""
         self.cache.put(answer)
-        groups = answer.retrieval.viewer.groups
-        audit = self._audit()
+        groups, mine = answer.retrieval.viewer.groups, owner_hash(owner)
+        audit = self._log()
         if audit is not None:
             try:
-                audit.add_turn(tid, answer.id, asked, answer.question, groups)
+                audit.add_turn(tid, answer.id, asked, answer.question, groups, mine)
+                return
+            except AuditDamagedError:
+                pass  # found damaged just now: the turn is kept in memory instead
             except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
                 log.exception("could not add answer %s to thread %s", answer.id, tid)
-            return
+                return
         with self._lock:
-            self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups))
+            self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups, mine))
 
-    def fork(self, tid: str, viewer: Viewer) -> str:
-        """The thread a viewer's follow-up goes to: the same one when they asked it, else a copy of what they may see."""
-        rows = self.rows(tid)
-        if not rows or all(r.groups == viewer.groups for r in rows):
+    def fork(self, tid: str, viewer: Viewer, owner: str) -> str:
+        """The thread a follow-up goes to: the same one when this owner asked all of it with these groups, else a copy.
+
+        The copy holds the turns the viewer may see and belongs to them. A thread
+        from a log written before owners were stored is owned by nobody: every
+        follow-up forks it. A thread holding MAX_TURNS turns takes no more: the
+        follow-up starts a new thread (so one thread id cannot grow the log
+        without bound, and every turn of a thread stays one a reader is shown).
+        """
+        rows, mine = self.rows(tid), owner_hash(owner)
+        if len(rows) >= MAX_TURNS:
+            return self.new_id()
+        if not rows or all(r.owner == mine and r.groups == viewer.groups for r in rows):
             return tid
-        copy = new_thread_id()
+        copy = self.new_id()
         for turn in self.turns(tid, viewer):
             if turn.answer is not None:
-                self.add(copy, turn.answer, turn.asked)
+                self.add(copy, turn.answer, turn.asked, owner)
         return copy
 
     def turns(self, tid: str, viewer: Viewer) -> list[ThreadTurn]:
@@ -150,8 +190,11 @@ class Threads:
 
     def _record(self, answer_id: str) -> AnswerRecord | None:
         """What was answered, from the log, else from memory (no log, or its write failed): never shown as is."""
-        audit = self._audit()
-        record = audit.get(answer_id) if audit is not None else None
+        audit = self._log()
+        try:
+            record = audit.get(answer_id) if audit is not None else None
+        except AuditDamagedError:
+            record = None
         if record is None:
             cached = self.cache.get(answer_id)
             record = cached.record() if cached is not None else None

@@ -43,6 +43,32 @@ def test_a_follow_up_is_answered_from_the_thread_and_a_reload_keeps_it(page, liv
     assert third.locator(".searched").count() == 1 and page.locator("#thread-id").input_value() == thread
 
 
+
+def test_a_follow_up_on_someone_elses_shared_link_forks_and_the_askers_reload_never_shows_it(browser, page, live_url):
+    page.goto(live_url)
+    ask(page, QUESTION)
+    final_turn(page, 1)
+    thread = parse_qs(urlsplit(page.url).query)["thread"][0]
+    other = browser.new_context(viewport={"width": 1280, "height": 900})  # another visitor: same groups, own cookies
+    try:
+        visitor = other.new_page()
+        visitor.set_default_timeout(60_000)
+        visitor.goto(f"{live_url}/?thread={thread}")
+        assert visitor.locator("#thread .question").all_inner_texts() == [QUESTION]  # the link still shows the thread
+        ask(visitor, FOLLOW_UP)
+        final_turn(visitor, 2)
+        forked = parse_qs(urlsplit(visitor.url).query)["thread"][0]
+        assert forked != thread and visitor.locator("#thread-id").input_value() == forked
+        visitor.reload()
+        assert visitor.locator("#thread .question").all_inner_texts() == [QUESTION, FOLLOW_UP]  # their own copy
+    finally:
+        other.close()
+    page.reload()
+    assert page.locator("#thread .question").all_inner_texts() == [QUESTION]
+    ask(page, "Is it the same for retries?")  # the asker still extends their own thread
+    final_turn(page, 2)
+    assert page.locator("#thread-id").input_value() == thread
+
 def test_feedback_is_stored_and_staff_see_it_in_the_bad_answers_queue(browser, staffed_url, shots):
     visitor = browser.new_context(viewport={"width": 1280, "height": 900})
     staff = browser.new_context(viewport={"width": 1280, "height": 900}, extra_http_headers={"X-Groups": "staff"})

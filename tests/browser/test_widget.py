@@ -166,3 +166,39 @@ def test_the_widget_only_answers_allowlisted_origins_and_renders_hostile_input_a
     turn.wait_for()
     assert turn.locator(".question").inner_text() == hostile
     assert widget.locator("img").count() == 0
+
+
+def test_the_widget_keeps_its_own_thread_and_a_tab_holding_a_copied_thread_id_forks(browser, page, sites):
+    host, server, root = sites
+    keys = f"() => [sessionStorage.getItem('docs-chat-thread:{server}'), sessionStorage.getItem('docs-chat-owner:{server}')]"
+
+    def ask(tab, question: str, n: int) -> None:  # noqa: ANN001
+        widget = tab.locator("#docs-chat-widget")
+        widget.locator(".composer input").fill(question)
+        widget.locator(".composer button").click()
+        widget.locator(".turn:not([data-state=pending])").nth(n - 1).wait_for()
+
+    page.goto(host + "/")
+    page.locator("#docs-chat-widget .launcher").click()
+    ask(page, QUESTION, 1)
+    thread, owner = page.evaluate(keys)
+    assert thread and owner  # the owner token the server minted, kept by the tab
+    ask(page, "How do I change it?", 2)
+    assert page.evaluate(keys) == [thread, owner]  # the follow-up stayed in the widget's thread
+
+    other = browser.new_context()
+    try:
+        tab = other.new_page()
+        tab.set_default_timeout(60_000)
+        tab.goto(host + "/")
+        tab.evaluate(f"t => sessionStorage.setItem('docs-chat-thread:{server}', t)", thread)
+        tab.locator("#docs-chat-widget .launcher").click()
+        tab.locator("#docs-chat-widget .turn").first.wait_for()  # the copied thread shows, rebuilt for this reader
+        ask(tab, "Which TLS versions does the API accept?", 3)
+        forked, _ = tab.evaluate(keys)
+        assert forked != thread
+    finally:
+        other.close()
+    asked = sqlite3.connect(root / "answers.sqlite3").execute(
+        "SELECT asked FROM turns WHERE thread_id = ? ORDER BY position", (thread,)).fetchall()
+    assert asked == [(QUESTION,), ("How do I change it?",)]

@@ -1,18 +1,25 @@
-"""`make eval` — retrieval and grounding metrics over a docs site, with a report and thresholds.
+"""`make eval` — retrieval and grounding metrics over docs sites, side by side, with a report and thresholds.
 
-    python -m tests.eval [--site content|cypress|DIR] [--generator extractive|llm|all] [--out eval-results]
-    python -m tests.eval grade eval-results/grading-sample.csv   # human-graded citation precision
+    python -m tests.eval [--site all|content|cypress|starlight|DIR] [--generator extractive|llm|all] [--out eval-results]
+    python -m tests.eval grade eval-results/grading-sample-content-extractive.csv   # human-graded citation precision
 
-Indexes the site incrementally into DATA_DIR/eval-chroma-<site> (fast after
-the first run), asks every question of its question set as its viewer, runs
-the copy-the-top-passage baselines beside the real generators, writes
-report.json, report.md and report.html (with charts) and exits 1 when a
-metric falls below tests/eval/thresholds.json (content/ only).
+Indexes each site incrementally into DATA_DIR/eval-chroma-<site> (fast after
+the first run), asks every question of its question set as its viewer (and
+every follow-up thread, in its thread and alone), runs the
+copy-the-top-passage baselines beside the real generators, writes
+report.json, report.md and report.html (with charts) with the sets in one
+table, per-question misses to failures-<site>.jsonl, and exits 1 when a
+metric of content/ falls below tests/eval/thresholds.json (held-out sets are
+reported, never gated).
 
-Sites: `content` (this repo's docs, `tests/eval/questions.jsonl`); `cypress`
-(the held-out Docusaurus site at ../shared/corpora/cypress-docs or
-$CYPRESS_DOCS, `tests/eval/cypress/`); or any folder DIR with
-`--questions FILE` (and `--site-config FILE` when DIR has no site.toml).
+Sites (tests/eval/sites.py): `all`, the default, is every set below whose
+corpus exists (a missing held-out corpus is skipped and named); `content`
+(this repo's docs, `tests/eval/questions.jsonl`); `cypress` (the held-out
+Docusaurus site at ../shared/corpora/cypress-docs or $CYPRESS_DOCS,
+`tests/eval/cypress/`); `starlight` (the held-out Starlight site at
+../shared/corpora/starlight-docs or $STARLIGHT_DOCS, `tests/eval/starlight/`);
+or any folder DIR with `--questions FILE` (and `--site-config FILE` when DIR
+has no site.toml).
 """
 
 from __future__ import annotations
@@ -23,15 +30,14 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from .anchor_oracle import ORACLE_SLUGGERS, oracle_anchor_validity, oracle_folder
+from .sites import HERE, NAMED, REPO, TUNED, Site, resolve_sites
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -97,45 +103,17 @@ def check_thresholds(results: dict[str, Any], thresholds: dict[str, Any]) -> lis
     return failures
 
 
-@dataclass(frozen=True)
-class Site:
-    """A docs site under evaluation: its content, its site config and its question set."""
-
-    name: str
-    content: Path
-    questions: Path
-    config: Path | None = None  # a site.toml kept outside the content folder
-
-
-def resolve_site(args: argparse.Namespace) -> Site:
-    if args.site == "content":
-        return Site("content", REPO / "content", Path(args.questions or HERE / "questions.jsonl"))
-    if args.site == "cypress":
-        root = Path(os.environ.get("CYPRESS_DOCS", REPO.parent / "shared" / "corpora" / "cypress-docs"))
-        if not root.is_dir():
-            raise SystemExit(f"the cypress-docs corpus is not at {root}; set CYPRESS_DOCS to its folder")
-        return Site("cypress", root, Path(args.questions or HERE / "cypress" / "questions.jsonl"),
-                    HERE / "cypress" / "site.toml")
-    root = Path(args.site)
-    if not root.is_dir() or not args.questions:
-        raise SystemExit("--site DIR needs an existing folder and --questions FILE")
-    return Site(root.name, root, Path(args.questions), Path(args.site_config) if args.site_config else None)
-
-
-def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
-    from answer.settings import AnswerSettings as Settings
+def build_index(data_dir: Path, site: Site, embedder: Any) -> tuple[Any, Any]:
     from ingest.corpus import load_corpus
     from ingest.site import load_site_config
     from retrieval.indexer import sync_index
-    from retrieval.services import open_embedder
     from retrieval.store import ChromaStore
 
-    embedder = open_embedder(Settings())
     config = load_site_config(site.config.parent) if site.config else None
     corpus = load_corpus(site.content, config)
-    store = ChromaStore(path=str(data_dir / ("eval-chroma" if site.name == "content" else f"eval-chroma-{site.name}")))
+    store = ChromaStore(path=str(data_dir / ("eval-chroma" if site.name == TUNED else f"eval-chroma-{site.name}")))
     sync_index(corpus, store, embedder)
-    return corpus, store, embedder
+    return corpus, store
 
 
 def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
@@ -159,43 +137,58 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     return found
 
 
-def run(args: argparse.Namespace) -> int:
+def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder: Any) -> dict[str, Any]:
+    """One site's report: every generator over its questions (and follow-up threads), retrieval methods, thresholds."""
     from answer.pipeline import Answerer
-    from answer.services import build_judge
-    from answer.settings import AnswerSettings as Settings
-    from answer.support import DeterministicChecker
+    from answer.services import build_judge, condenser_for
     from retrieval.services import open_retriever
 
+    from .followups import run_threads, thread_metrics
     from .grounding import metrics, run_questions, sample_for_grading
-    from .report import write_reports
 
-    settings = Settings.from_env()
-    site = resolve_site(args)
-    corpus, store, embedder = build_index(settings.data_dir, site)
+    corpus, store = build_index(settings.data_dir, site, embedder)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     questions = load_jsonl(site.questions)
+    threads = load_jsonl(site.followups) if site.followups else []
     judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
     oracle = oracle_folder(settings.data_dir) if corpus.site.slugger_name in ORACLE_SLUGGERS else None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
     for name, generator in generators(args.generator, embedder, judge).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
-        rows, answers = run_questions(Answerer(retriever, generator, judge=gate), questions)
+        answerer = Answerer(retriever, generator, judge=gate)
+        rows, answers = run_questions(answerer, questions)
+        thread_rows = run_threads(answerer, condenser_for(generator), threads)
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
-        results[name] = {"metrics": metrics(rows, answers, anchor_validity(corpus, urls, oracle)), "rows": [r.__dict__ for r in rows]}
+        found = metrics(rows, answers, anchor_validity(corpus, urls, oracle))
+        found["followups"] = thread_metrics(thread_rows)
+        results[name] = {"metrics": found, "rows": [r.__dict__ for r in rows], "threads": [t.__dict__ for t in thread_rows]}
         sample = sample_for_grading(rows, answers, args.sample)
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        with (out / f"grading-sample-{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+        with (out / f"grading-sample-{site.name}-{name}.csv").open("w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(sample[0]) if sample else ["question"])
             writer.writeheader()
             writer.writerows(sample)
     from .retrieval_eval import evaluate as evaluate_retrieval
 
     methods = evaluate_retrieval(store, embedder, questions)["methods"]
+    for name, margin in baseline_margin(results).items():  # gated like any metric: copying the top hit must not pay
+        results[name]["metrics"]["over_best_baseline"] = margin
+    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == TUNED else {}
+    return {"site": site.name, "retrieval_methods": methods, "generators": results,
+            "baseline_margin": baseline_margin(results),
+            "anchor_oracle": "github-slugger (npm)" if oracle else f"own renderer (no npm oracle for {corpus.site.slugger_name!r})",
+            "thresholds": thresholds,
+            "threshold_failures": check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)}
+
+
+def calibrate(settings: Any) -> dict[str, Any]:
+    """The support checker's confusion matrix on the labelled pairs (and the optional LLM judge's agreement)."""
+    from answer.support import DeterministicChecker
+
     pairs = load_jsonl(HERE / "calibration.jsonl")
-    calibration = confusion(DeterministicChecker(), pairs)
-    judges = {"deterministic": calibration}
-    if settings.llm_model:  # the optional LLM judge, and how often it agrees with the deterministic checker
+    judges = {"deterministic": confusion(DeterministicChecker(), pairs)}
+    if settings.llm_model:
         from answer.services import build_checker
 
         judge = build_checker(replace(settings, support_judge="llm"))
@@ -203,25 +196,42 @@ def run(args: argparse.Namespace) -> int:
         same = sum(judge.check(p["claim"], p["quotes"]).status == DeterministicChecker().check(p["claim"], p["quotes"]).status
                    for p in pairs)
         judges["llm"]["agreement_with_deterministic"] = round(same / len(pairs), 3)
-    for name, margin in baseline_margin(results).items():  # gated like any metric: copying the top hit must not pay
-        results[name]["metrics"]["over_best_baseline"] = margin
-    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" else {}
-    failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
-    report = {"site": site.name, "retrieval_methods": methods, "generators": results, "calibration": judges,
-              "baseline_margin": baseline_margin(results),
-              "anchor_oracle": "github-slugger (npm)" if oracle else f"own renderer (no npm oracle for {corpus.site.slugger_name!r})",
-              "thresholds": thresholds, "threshold_failures": failures}
-    write_reports(report, Path(args.out))
-    for name, result in results.items():
-        print(f"== {name}")
-        print(json.dumps({k: v for k, v in result["metrics"].items() if k != "latency_ms"}, indent=1))
-    print("retrieval methods:", json.dumps(methods, indent=1))
-    print(f"calibration accuracy (deterministic checker): {calibration['accuracy']}")
-    print("answer correctness over the best copy-the-top-passage baseline:", json.dumps(report["baseline_margin"]))
-    print(f"reports in {args.out}/report.{{json,md,html}}")
-    for failure in failures:
+    return judges
+
+
+def run(args: argparse.Namespace) -> int:
+    from answer.settings import AnswerSettings as Settings
+    from retrieval.services import open_embedder
+
+    from .compare import failures, summary
+    from .report import write_reports
+
+    settings = Settings.from_env()
+    sites, skipped = resolve_sites(args.site, args.questions, args.site_config)
+    for reason in skipped:
+        print(f"skipped: {reason}", file=sys.stderr)
+    embedder = open_embedder(settings)
+    reports: dict[str, Any] = {}
+    out = Path(args.out)
+    for site in sites:
+        print(f"== site {site.name}", flush=True)
+        reports[site.name] = evaluate_site(site, args, settings, embedder)
+        with (out / f"failures-{site.name}.jsonl").open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in failures(reports[site.name]))
+    threshold_failures = [f"{name}: {f}" for name, r in reports.items() for f in r["threshold_failures"]]
+    report = {"sites": reports, "skipped": skipped, "summary": summary(reports), "calibration": calibrate(settings),
+              "threshold_failures": threshold_failures}
+    write_reports(report, out)
+    for generator, data in report["summary"].items():
+        print(f"== {generator}")
+        print(json.dumps(data, indent=1))
+    print(f"calibration accuracy (deterministic checker): {report['calibration']['deterministic']['accuracy']}")
+    print(f"reports in {args.out}/report.{{json,md,html}}, per-question failures in {args.out}/failures-<site>.jsonl")
+    for reason in skipped:
+        print(f"skipped: {reason}", file=sys.stderr)
+    for failure in threshold_failures:
         print(f"BELOW THRESHOLD: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    return 1 if threshold_failures else 0
 
 
 def baseline_margin(results: dict[str, Any]) -> dict[str, float]:
@@ -250,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["grade"]:
         return grade(Path(argv[1]))
     parser = argparse.ArgumentParser(prog="python -m tests.eval", description=__doc__)
-    parser.add_argument("--site", default="content", help="content, cypress, or a content folder (with --questions)")
+    parser.add_argument("--site", default="all",
+                        help=f"all (every set whose corpus exists), one of {', '.join(NAMED)}, or a content folder (with --questions)")
     parser.add_argument("--questions", help="a question set (JSON Lines) other than the site's own")
     parser.add_argument("--site-config", help="a site.toml for a content folder that has none")
     parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])

@@ -1,4 +1,4 @@
-"""Write the eval report: JSON for machines, Markdown and HTML (with charts) for people."""
+"""Write the eval report: JSON for machines, Markdown and HTML (with charts) for people; the sets side by side."""
 
 from __future__ import annotations
 
@@ -9,25 +9,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .compare import dig, failure_counts, failures, summary_markdown
+
 HEADLINE = [
     ("retrieval_in_answer.hit_at_1", "gold section at rank 1"), ("retrieval_in_answer.hit_at_5", "gold section in top 5"),
     ("retrieval_in_answer.mrr", "MRR (first gold section)"),
     ("quote_correctness", "quote correctness"), ("attribution_coverage", "attribution coverage"),
     ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
     ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
+    ("direct_answer_correctness", "direct answer correctness"), ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),
+    ("followups.in_thread", "follow-ups cite gold, in thread"), ("followups.alone", "follow-ups cite gold, alone"),
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
 ]
 
 
-def _get(metrics: dict[str, Any], dotted: str) -> Any:
-    value: Any = metrics
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def _charts(report: dict[str, Any]) -> list[tuple[str, str]]:
-    """(title, base64 PNG) pairs: recall@k curve and answer-state distribution."""
+def _charts(site: str, report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(title, base64 PNG) pairs for one site: recall@k curve and answer-state distribution."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -40,7 +37,7 @@ def _charts(report: dict[str, Any]) -> list[tuple[str, str]]:
         ks = list(range(1, 11))
         ax.plot(ks, [sum(1 for x in ranks if x and x <= k) / max(len(ranks), 1) for k in ks], marker="o", label=name)
     ax.set_xlabel("k"), ax.set_ylabel("recall@k"), ax.set_ylim(0, 1), ax.grid(alpha=0.3), ax.legend()
-    charts.append(("Retrieval recall@k (gold section in the top k)", _png(fig)))
+    charts.append((f"{site}: retrieval recall@k (gold section in the top k)", _png(fig)))
     fig, ax = plt.subplots(figsize=(5, 3))
     names = list(report["generators"])
     states = ["answered", "unverified", "refused"]
@@ -51,7 +48,7 @@ def _charts(report: dict[str, Any]) -> list[tuple[str, str]]:
             x = [i + offset * 0.4 + (0.2 if not answerable else 0) for i in range(len(states))]
             ax.bar(x, counts, width=0.2, label=f"{name}: {group}")
     ax.set_xticks(range(len(states)), states), ax.set_ylabel("questions"), ax.legend(fontsize=7)
-    charts.append(("Answer states for answerable and unanswerable questions", _png(fig)))
+    charts.append((f"{site}: answer states for answerable and unanswerable questions", _png(fig)))
     plt.close("all")
     return charts
 
@@ -64,17 +61,12 @@ def _png(fig: Any) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    names = list(report["generators"])
-    lines = ["# Evaluation report", "", "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for key, label in HEADLINE:
-        lines.append(f"| {label} | " + " | ".join(str(_get(report["generators"][n]["metrics"], key)) for n in names) + " |")
-    methods = report.get("retrieval_methods", {})
-    if methods:
-        lines += ["", "## Retrieval methods (recall of gold sections, answerable questions)", "",
-                  "| method | recall@1 | recall@5 | MRR | p50 ms | p95 ms | leaks |", "|---|---|---|---|---|---|---|"]
-        for name, m in methods.items():
-            lines.append(f"| {name} | {m['recall@1']} | {m['recall@5']} | {m['mrr']} | {m['latency_ms_p50']} | "
-                         f"{m['latency_ms_p95']} | {m['leaks']} |")
+    """The whole report: the sets side by side first, then each set's details."""
+    names = list(report["sites"])
+    lines = ["# Evaluation report", "", f"Sets: {', '.join(names)}."]
+    lines += [f"Skipped: {reason}." for reason in report.get("skipped", [])]
+    lines += ["", "## Side by side (gap = held-out minus content/, the set the answerer was tuned on)"]
+    lines += summary_markdown(report["summary"])
     for judge, calibration in report["calibration"].items():
         agreement = calibration.get("agreement_with_deterministic")
         lines += ["", f"Support checker calibration ({judge}): accuracy {calibration['accuracy']}"
@@ -85,11 +77,36 @@ def markdown(report: dict[str, Any]) -> str:
     if report["threshold_failures"]:
         lines += ["", "## Below threshold", *[f"- {f}" for f in report["threshold_failures"]]]
     for name in names:
-        lines += ["", f"## Questions — {name}", "", "| id | kind | viewer | state | correct | gold rank |", "|---|---|---|---|---|---|"]
-        for r in report["generators"][name]["rows"]:
+        lines += site_markdown(name, report["sites"][name])
+    return "\n".join(lines) + "\n"
+
+
+def site_markdown(name: str, report: dict[str, Any]) -> list[str]:
+    """One set's details: every headline metric per generator, retrieval methods, failures, per-question table."""
+    generators = list(report["generators"])
+    lines = ["", f"## {name}", "", "| metric | " + " | ".join(generators) + " |", "|---|" + "---|" * len(generators)]
+    for key, label in HEADLINE:
+        lines.append(f"| {label} | " + " | ".join(str(dig(report["generators"][g]["metrics"], key)) for g in generators) + " |")
+    methods = report.get("retrieval_methods", {})
+    if methods:
+        lines += ["", "Retrieval methods (recall of gold sections, answerable questions)", "",
+                  "| method | recall@1 | recall@5 | MRR | p50 ms | p95 ms | leaks |", "|---|---|---|---|---|---|---|"]
+        for method, m in methods.items():
+            lines.append(f"| {method} | {m['recall@1']} | {m['recall@5']} | {m['mrr']} | {m['latency_ms_p50']} | "
+                         f"{m['latency_ms_p95']} | {m['leaks']} |")
+    counts = failure_counts(failures(report))
+    if counts:
+        lines += ["", f"Failures (`failures-{name}.jsonl`): " + "; ".join(f"{why}: {n}" for why, n in counts.items())]
+    for generator in generators:
+        lines += ["", f"### {name} — {generator}", "", "| id | kind | viewer | state | correct | gold rank |",
+                  "|---|---|---|---|---|---|"]
+        for r in report["generators"][generator]["rows"]:
             lines.append(f"| {r['id']} | {r['kind']} | {','.join(r['groups']) or 'anonymous'} | {r['state']} | "
                          f"{'' if r['correct'] is None else ('yes' if r['correct'] else 'no')} | {r['rank'] or '-'} |")
-    return "\n".join(lines) + "\n"
+        for t in report["generators"][generator].get("threads", []):
+            lines.append(f"| {t['id']} | follow-up | anonymous | {t['in_thread_state']} | "
+                         f"{'yes' if t['in_thread_correct'] else 'no'} (alone: {'yes' if t['alone_correct'] else 'no'}) | - |")
+    return lines
 
 
 def write_reports(report: dict[str, Any], out: Path) -> None:
@@ -98,7 +115,7 @@ def write_reports(report: dict[str, Any], out: Path) -> None:
     md = markdown(report)
     (out / "report.md").write_text(md, encoding="utf-8")
     figures = "".join(f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}"><figcaption>{html.escape(t)}</figcaption></figure>'
-                      for t, png in _charts(report))
+                      for site, r in report["sites"].items() for t, png in _charts(site, r))
     body = html.escape(md)
     (out / "report.html").write_text(
         "<!doctype html><meta charset=utf-8><title>Evaluation report</title>"

@@ -13,10 +13,10 @@ from tests.processes import free_port
 
 
 @contextmanager
-def serve(app) -> Iterator[str]:  # noqa: ANN001
-    """Run an ASGI app with the real uvicorn server in a thread; yields its base URL."""
+def serve(app, **options) -> Iterator[str]:  # noqa: ANN001, ANN003
+    """Run an ASGI app with the real uvicorn server in a thread (`options` for uvicorn.Config); yields its base URL."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

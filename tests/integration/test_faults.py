@@ -34,7 +34,7 @@ from tests.chroma_server import chroma_binary, free_port, heartbeat, write_site
 from tests.conftest import CONTENT, REPO, require
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
-from web.failures import UNAVAILABLE
+from web.failures import FIX_INDEX_DOWN, UNAVAILABLE
 from web.settings import Settings
 
 from .conftest import serve
@@ -95,7 +95,8 @@ def test_a_killed_chroma_server_is_a_clear_503_and_the_app_recovers(tmp_path, re
             streamed = client.get("/ask/stream", params={"question": QUESTION})
             assert streamed.status_code == 200 and UNAVAILABLE in no_trace(streamed).rsplit("event: done", 1)[1]
             health = client.get("/healthz")
-            assert health.status_code == 503 and health.json() == {"error": UNAVAILABLE}
+            assert health.status_code == 503 and health.json()["error"] == UNAVAILABLE
+            assert health.json()["checks"]["index"] == {"status": "failing", "problem": UNAVAILABLE, "fix": FIX_INDEX_DOWN}
             no_trace(api)
 
             with chroma_process(data, port):  # back on the same port with the same data

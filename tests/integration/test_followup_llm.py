@@ -34,7 +34,8 @@ def test_the_llm_condenses_a_follow_up_and_the_answer_is_searched_and_verified_f
         first = app.post("/api/ask", json={"question": "How long is the refund window?"}).json()
         assert len(llm.requests) == 1  # a first question is never condensed
         llm.push(Reply.json({"question": "Does the refund window apply to annual plans?"}), Reply.json(DRAFT))
-        body = app.post("/api/ask", json={"question": "And annual plans?", "thread_id": first["thread_id"]}).json()
+        body = app.post("/api/ask", json={"question": "And annual plans?", "thread_id": first["thread_id"],
+                                          "owner_token": first["owner_token"]}).json()
         condense, drafted = llm.requests[1], llm.requests[2]
         assert condense["response_format"]["json_schema"]["name"] == "condense"
         assert "How long is the refund window?" in llm.prompts[1] and "And annual plans?" in llm.prompts[1]
@@ -43,7 +44,8 @@ def test_the_llm_condenses_a_follow_up_and_the_answer_is_searched_and_verified_f
         assert body["state"] == "answered" and body["claims"][0]["citations"][0]["quote"] == QUOTE
 
         llm.push(Reply.error(500), Reply.json(DRAFT))  # the model fails to condense: the offline rule takes over
-        body = app.post("/api/ask", json={"question": "Is it the same for monthly plans?", "thread_id": first["thread_id"]}).json()
+        body = app.post("/api/ask", json={"question": "Is it the same for monthly plans?", "thread_id": first["thread_id"],
+                                          "owner_token": first["owner_token"]}).json()
         history = [Turn("How long is the refund window?", "How long is the refund window?"),
                    Turn("And annual plans?", "Does the refund window apply to annual plans?")]
         assert body["rewritten"] and body["question"] == CarrySubject().condense("Is it the same for monthly plans?", history)

@@ -125,7 +125,15 @@ def test_a_page_that_fails_to_parse_keeps_the_chunks_its_partials_gave_it(site, 
 
     before = export_chunks()
     assert "_partials/_retention.mdx" in before.values()
-    (root / "guides/export.mdx").write_text("---\n- not a mapping\n---\n\n# Exporting events\n", encoding="utf-8")
+    page = root / "guides/export.mdx"
+    good = page.read_text(encoding="utf-8")
+    page.write_text(good + "\n<Tabs>\n", encoding="utf-8")  # the body fails; the front matter still reads public
     report = sync_index(load_corpus(root), store, real_embedder)
-    assert report.pages_failed == 1
+    assert report.pages_failed == 1 and report.pages_withheld == 0
     assert export_chunks() == before
+
+    page.write_text("---\n- not a mapping\n---\n\n# Exporting events\n", encoding="utf-8")  # who may read it? unknown
+    report = sync_index(load_corpus(root), store, real_embedder)
+    assert report.pages_withheld == 1
+    assert export_chunks() == {}  # withheld: the chunks its partial gave it go too
+    assert not [c for c in store.chunks() if c.doc_id == "doc:guides/export"]

@@ -344,7 +344,7 @@ def test_the_audit_view_and_threads_never_show_a_staff_answer_to_others(world):
     target, question = staff_probe(world["targets"])
     staff_page = client.post("/ask", data={"question": question}, headers={HEADER: "staff"}).text
     answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', staff_page).group(1)
-    thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', staff_page).group(1)
+    thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{40})"', staff_page).group(1)
     assert target.found_in(haystack(without_echo(staff_page, question)))
     audit = client.get(f"/answers/{answer_id}", headers={HEADER: "staff"})
     assert audit.status_code == 200 and target.found_in(haystack(audit.text))

@@ -60,7 +60,7 @@ def test_a_reingest_that_restricts_a_page_takes_it_out_of_every_past_answer(live
     with httpx.Client(base_url=live["url"], timeout=60) as client:
         page = client.post("/ask", data={"question": QUESTION}).text  # anonymous, no JavaScript: the full page
         assert FACT in page, page[:2000]
-        thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', page).group(1)
+        thread = re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{40})"', page).group(1)
         answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', page).group(1)
         before = surfaces(client, thread, answer_id, "staff")
         assert all(FACT in text for text in before.values()), {k: FACT in v for k, v in before.items()}

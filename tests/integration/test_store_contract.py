@@ -158,18 +158,65 @@ def test_moved_page_reuses_vectors(make_store, site):
     assert stored(store) == clean_build(site)
 
 
-def test_broken_front_matter_keeps_old_chunks_and_commits_the_rest(make_store, site):
+def test_a_broken_body_keeps_old_chunks_and_commits_the_rest(make_store, site):
     store = make_store()
     sync_index(load_corpus(site), store, HashEmbedder())
     kept = {cid: rec for cid, rec in stored(store).items() if cid.startswith("doc:billing/refunds")}
-    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    edit(site / "billing/refunds.mdx", "## Requesting a refund\n", "## Requesting a refund\n\n<Tabs>\n")
     edit(site / "guides/retries.mdx", "starting at 30 seconds", "starting at 45 seconds")
     report = sync_index(load_corpus(site), store, HashEmbedder())
     assert report.pages_failed == 1 and "billing/refunds.mdx" in report.failures[0]
+    assert report.pages_withheld == 0 and not report.withheld
     assert report.chunks_embedded == 1 and report.chunks_deleted == 0
     now = stored(store)
     assert {cid: now[cid] for cid in kept} == kept
     assert "45 seconds" in now["doc:guides/retries#backoff"][0]
+
+
+UNREADABLE_ACCESS = {
+    "repeated key": ("title: Refunds\n", "title: Refunds\naccess: [staff]\naccess: [public]\n", 4),
+    "wrong case": ("title: Refunds\n", "title: Refunds\nAccess: [staff]\n", 3),
+    "unparsable YAML": ("title: Refunds", "title: [Refunds", 2),
+}
+
+
+@pytest.mark.parametrize("form", UNREADABLE_ACCESS)
+def test_a_page_whose_access_cannot_be_read_is_withheld_until_fixed(make_store, site, form):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    before = stored(store)
+    old, new, line = UNREADABLE_ACCESS[form]
+    edit(site / "billing/refunds.mdx", old, new)
+    edit(site / "guides/retries.mdx", "starting at 30 seconds", "starting at 45 seconds")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.pages_failed == report.pages_withheld == 1
+    assert report.withheld == report.failures and report.failures[0].startswith(f"billing/refunds.mdx:{line}: ")
+    assert f"WITHHELD billing/refunds.mdx:{line}: " in report.summary()
+    assert report.chunks_deleted == 2 and report.chunks_embedded == 1
+    assert not [cid for cid in stored_ids(store) if cid.startswith("doc:billing/refunds")]
+    assert "45 seconds" in stored(store)["doc:guides/retries#backoff"][0]
+
+    edit(site / "billing/refunds.mdx", new, old)
+    fixed = sync_index(load_corpus(site), store, HashEmbedder())
+    assert fixed.pages_failed == 0 and fixed.pages_added == 1
+    assert {cid: rec for cid, rec in stored(store).items() if cid.startswith("doc:billing/refunds")} == {
+        cid: rec for cid, rec in before.items() if cid.startswith("doc:billing/refunds")}
+    assert stored(store) == clean_build(site)
+
+
+def test_a_failed_page_keeps_its_old_chunks_only_for_groups_its_new_access_still_names(make_store, site):
+    store = make_store()
+    sync_index(load_corpus(site), store, HashEmbedder())
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    edit(site / "internal/overrides.mdx", "access: [staff]", "access: [staff, leads]")
+    for source in ("billing/refunds.mdx", "internal/overrides.mdx"):
+        (site / source).write_text((site / source).read_text() + "\n<Tabs>\n")
+    report = sync_index(load_corpus(site), store, HashEmbedder())
+    assert report.pages_failed == 2 and report.pages_withheld == 0
+    assert not [cid for cid in stored_ids(store) if cid.startswith("doc:billing/refunds")]  # public only before
+    assert {c.id: c.access for c in store.chunks(groups=["staff"]) if c.doc_id == "doc:internal/overrides"} == {
+        "doc:internal/overrides#refund-overrides": ("staff",)}
+    assert not [c for c in store.chunks(groups=["leads"]) if c.doc_id == "doc:internal/overrides"]  # waits for new text
 
 
 def test_access_change_updates_metadata_without_reembedding(make_store, site):
@@ -238,15 +285,17 @@ def test_failed_full_rebuild_leaves_old_index_serving_and_next_run_drops_the_orp
     assert stored(store) == clean_build(site)
 
 
-def test_full_rebuild_keeps_chunks_of_pages_that_fail_to_parse(make_store, site):
+def test_full_rebuild_keeps_chunks_of_a_broken_body_and_withholds_unreadable_access(make_store, site):
     store = make_store()
     sync_index(load_corpus(site), store, HashEmbedder())
     kept = {cid: rec for cid, rec in stored(store).items() if cid.startswith("doc:billing/refunds")}
-    edit(site / "billing/refunds.mdx", "title: Refunds", "title: [Refunds")
+    edit(site / "billing/refunds.mdx", "## Requesting a refund\n", "## Requesting a refund\n\n<Tabs>\n")
+    edit(site / "internal/overrides.mdx", "access: [staff]", "acess: [staff]")
     report = sync_index(load_corpus(site), store, HashEmbedder(), full=True)
-    assert report.pages_failed == 1
+    assert report.pages_failed == 2 and report.pages_withheld == 1
     now = stored(store)
     assert {cid: now[cid] for cid in kept} == kept
+    assert not [cid for cid in now if cid.startswith("doc:internal/overrides")]
 
 
 def test_rebuild_does_not_touch_a_store_whose_name_shares_the_prefix(make_store, site):

@@ -30,11 +30,11 @@ def base_url(content_index, real_embedder, tmp_path_factory):
 
 
 def test_the_stream_sends_titles_then_quotes_then_the_final_turn(base_url):
-    shell = httpx.post(f"{base_url}/ask", data={"question": "Which TLS versions does the API accept?"},
-                       headers={"HX-Request": "true"}, timeout=60).text
+    browser = httpx.Client(base_url=base_url, timeout=60)  # keeps the owner cookie the chat page is given, as a browser does
+    shell = browser.post("/ask", data={"question": "Which TLS versions does the API accept?"}, headers={"HX-Request": "true"}).text
     url = unescape(re.search(r'sse-connect="([^"]+)"', shell).group(1))
     names, quotes = [], []
-    with httpx.stream("GET", f"{base_url}{url}", timeout=60) as response:
+    with browser.stream("GET", url) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
             if line.startswith("event: "):

@@ -149,3 +149,17 @@ def test_a_row_written_before_findings_were_typed_still_opens(tmp_path):
     [used, retry] = attempts(record)
     assert [o.why for o in used.outcomes] == [(), ("claim 2: c7 does not exist; cite only c1",)]
     assert used.findings_known and retry.error
+
+
+def test_a_turns_table_from_before_owners_gains_the_column_and_keeps_its_threads(tmp_path):
+    path = tmp_path / "answers.sqlite3"
+    with sqlite3.connect(path) as db:  # the previous version's table, holding a thread
+        db.execute("CREATE TABLE turns (thread_id TEXT NOT NULL, position INTEGER NOT NULL, answer_id TEXT NOT NULL,"
+                   " asked TEXT NOT NULL, question TEXT NOT NULL, groups TEXT NOT NULL, created REAL NOT NULL,"
+                   " PRIMARY KEY (thread_id, position))")
+        db.execute("INSERT INTO turns VALUES ('0123456789abcdef', 1, 'a1', 'refunds?', 'refunds?', 'public', 0)")
+    first, second = SQLiteAuditLog(path), SQLiteAuditLog(path)  # two workers opening the same old log
+    assert [(t.asked, t.owner) for t in first.thread("0123456789abcdef")] == [("refunds?", None)]
+    assert [(t.asked, t.owner) for t in second.thread("0123456789abcdef")] == [("refunds?", None)]
+    second.add_turn("0123456789abcdef", "a2", "and annual?", "and annual?", frozenset({"public"}), "f" * 64)
+    assert [t.owner for t in first.thread("0123456789abcdef")] == [None, "f" * 64]

@@ -153,8 +153,8 @@ FRONT_MATTER = {
     "a-list.mdx": ("---\n- access: [staff]\n- title: Secret\n---\n\n# Secret\n\ntext\n",
                    "a-list.mdx:2: front matter must be a YAML mapping, got list"),
     "a-string.mdx": ("---\naccess staff\n---\n\n# S\n\ntext\n", "a-string.mdx:2: front matter must be a YAML mapping, got str"),
-    "access-number.mdx": ("---\naccess: 42\n---\n\n# N\n", "access-number.mdx:1: front matter 'access' must be"),
-    "access-empty.mdx": ("---\naccess: []\n---\n\n# N\n", "access-empty.mdx:1: front matter 'access' must be"),
+    "access-number.mdx": ("---\naccess: 42\n---\n\n# N\n", "access-number.mdx:2: front matter 'access' must be"),
+    "access-empty.mdx": ("---\naccess: []\n---\n\n# N\n", "access-empty.mdx:2: front matter 'access' must be"),
     "python-tag.mdx": ('---\ntitle: !!python/object/apply:os.system ["echo pwned"]\n---\n\n# P\n',
                        "python-tag.mdx:2: invalid YAML front matter"),
 }

@@ -83,24 +83,6 @@ def test_hostile_input_is_parsed_or_refused_with_a_page_error(tmp_path, text):
     assert all("could not be parsed" not in str(f) for f in corpus.failures)
 
 
-@pytest.mark.parametrize("key", ["Access", "acces", "acess", "ACCESS ", "accses"])
-def test_a_misspelled_access_key_fails_the_page_instead_of_publishing_it(key):
-    from ingest.errors import PageError
-    from ingest.parser import parse_text
-    from ingest.site import SiteConfig
-
-    with pytest.raises(PageError, match="misspelled 'access'"):
-        parse_text(f"---\ntitle: Secret\n{key}: [staff]\n---\n\n## Runbook\n\nCall the on-call lead.\n", "internal/x.mdx", SiteConfig())
-
-
-def test_keys_merely_near_access_are_fine():
-    from ingest.parser import parse_text
-    from ingest.site import SiteConfig
-
-    page = parse_text("---\ntitle: Billing address\naddress: x\naccessibility: AA\n---\n\nText here.\n", "x.mdx", SiteConfig())
-    assert page.access == ("public",)
-
-
 @pytest.mark.parametrize(("access", "line"), [
     ("[team.a]", 4), ("[staff, team.a]", 4), ("tëam", 4), ("[\"staff\\u00a0\"]", 4), ("[\"\\u0085staff\"]", 4),
     ("[team a]", 4), ("[\"-leading\"]", 4), ("[\"" + "x" * 65 + "\"]", 4), ("\n  - staff\n  - ops/eu", 4),

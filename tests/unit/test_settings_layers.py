@@ -18,9 +18,11 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
     assert names[IngestSettings] == {"content_dir", "data_dir"}
     assert names[RetrievalSettings] - names[IngestSettings] == {"embed_model", "rerank_model", "chroma_url"}
     assert names[AnswerSettings] - names[RetrievalSettings] == {
-        "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy"}
+        "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy",
+        "log_retention"}
     assert names[Settings] - names[AnswerSettings] == {
-        "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins"}
+        "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
+        "trusted_proxy_header", "read_timeout"}
 
 
 def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_htmx_post_returns_a_shell_and_the_stream_sends_titles_then_quotes_then_
     url = unescape(re.search(r'sse-connect="([^"]+)"', shell).group(1))
     streamed = events(app.get(url).text)
     assert [name for name, _ in streamed] == ["thread", "retrieved", "claim", "done"]
-    assert streamed.pop(0)[1] == re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', shell).group(1)
+    assert streamed.pop(0)[1] == re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{40})"', shell).group(1)
     assert "Refunds" in streamed[0][1] and "<blockquote>" not in streamed[0][1]
     assert QUOTE in streamed[1][1] and "chip" in streamed[1][1]
     assert 'data-state="degraded"' in streamed[2][1]
@@ -141,7 +141,7 @@ def test_a_reconnecting_stream_does_not_ask_again():
 
 
 def thread_of(html: str) -> str:
-    return re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{16})"', html).group(1)
+    return re.search(r'name="thread_id" id="thread-id" value="([0-9a-f]{40})"', html).group(1)
 
 
 @pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])
@@ -166,8 +166,10 @@ def test_a_thread_survives_a_restart_when_the_answer_log_holds_it(tmp_path):
 
 def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_so(tmp_path):
     app = client(GOOD, GOOD, GOOD, GOOD, tmp_path=tmp_path)
-    thread = app.post("/api/ask", json={"question": "What is the refund window?"}).json()["thread_id"]
-    body = app.post("/api/ask", json={"question": "Does it apply to annual plans?", "thread_id": thread}).json()
+    first = app.post("/api/ask", json={"question": "What is the refund window?"}).json()
+    thread = first["thread_id"]
+    body = app.post("/api/ask", json={"question": "Does it apply to annual plans?", "thread_id": thread,
+                                      "owner_token": first["owner_token"]}).json()
     assert body["thread_id"] == thread and body["asked"] == "Does it apply to annual plans?" and body["rewritten"]
     assert body["question"] == "Does the refund window apply to annual plans?"
     page = app.get(f"/?thread={thread}").text

@@ -10,6 +10,11 @@
   var label = script.getAttribute("data-label") || "Ask the docs";
   var version = script.getAttribute("data-version") || "";
   var KEY = "docs-chat-thread:" + server;
+  var OWNER = "docs-chat-owner:" + server;  // proves this tab started its thread; without it a follow-up forks
+
+  function load(key) { try { return sessionStorage.getItem(key); } catch (err) { return null; } }
+  function keep(key, value) { try { sessionStorage.setItem(key, value); } catch (err) { /* private mode */ } }
+  function drop(key) { try { sessionStorage.removeItem(key); } catch (err) { /* private mode */ } }
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -77,16 +82,16 @@
     var progress = el("p", { class: "progress" }, "Checking the docs…");
     turn.appendChild(looked); turn.appendChild(claims); turn.appendChild(progress);
     thread.appendChild(turn);
-    var stored = null;
-    try { stored = sessionStorage.getItem(KEY); } catch (err) { stored = null; }
-    var params = new URLSearchParams({ question: question, turn: "w" + Math.random().toString(36).slice(2, 10), thread: stored || "new" });
+    var params = new URLSearchParams({ question: question, turn: "w" + Math.random().toString(36).slice(2, 10), thread: load(KEY) || "new" });
+    if (load(OWNER)) params.set("owner", load(OWNER));
     if (version) params.set("version", version);
     var source = new EventSource(server + "/ask/stream?" + params.toString());  // no credentials: an anonymous visitor
     var finished = false, heard = Date.now();
     var watchdog = setInterval(function () {
       if (!finished && Date.now() - heard > 30000) { finished = true; source.close(); clearInterval(watchdog); failed(turn, question, "The answer is taking too long."); }
     }, 1000);
-    source.addEventListener("thread", function (e) { heard = Date.now(); try { sessionStorage.setItem(KEY, e.data); } catch (err) { /* private mode */ } });
+    source.addEventListener("owner", function (e) { heard = Date.now(); keep(OWNER, e.data); });
+    source.addEventListener("thread", function (e) { heard = Date.now(); keep(KEY, e.data); });
     source.addEventListener("retrieved", function (e) { heard = Date.now(); looked.textContent = ""; looked.appendChild(fragment(e.data)); });
     source.addEventListener("claim", function (e) { heard = Date.now(); claims.appendChild(fragment(e.data)); });
     source.addEventListener("done", function (e) {
@@ -108,11 +113,13 @@
   launcher.addEventListener("click", function () {
     if (restored) return;
     restored = true;
-    var stored = null;
-    try { stored = sessionStorage.getItem(KEY); } catch (err) { stored = null; }
+    var stored = load(KEY);
     if (!stored) return;
     fetch(server + "/ask/thread?thread=" + encodeURIComponent(stored), { credentials: "omit" })
-      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (r) {
+        if (r.status === 400) { drop(KEY); drop(OWNER); }  // not a thread this server signed (e.g. its secret changed): start afresh
+        return r.ok ? r.text() : "";
+      })
       .then(function (html) { if (html) thread.insertBefore(fragment(html), thread.firstChild); })
       .catch(function () { /* the panel still works; only the earlier turns are missing */ });
   });

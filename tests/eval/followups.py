@@ -1,0 +1,81 @@
+"""Follow-up threads: is an elliptical second turn answered from the right section in its thread, and alone?
+
+Each thread is asked the way the chat server asks it: the first turn is
+rewritten with no history (it stands alone), the follow-up is rewritten with
+that turn as its history by the condenser the server pairs with the
+generator (`answer.services.condenser_for`, as `web/services.py` calls
+`answer.followup.rewrite`), and the rewritten question goes through the real
+pipeline. The same follow-up is also asked alone, as typed. A thread scores
+when its answer is shown (answered) and cites one of the follow-up's gold
+sections; the gap between the two rates is what the thread buys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from answer.followup import Condenser, Turn, rewrite
+from answer.pipeline import Answer, Answerer
+from retrieval.viewer import Viewer
+
+
+@dataclass
+class ThreadRow:
+    """One thread's outcome: what was searched for the follow-up, and whether each way of asking cited gold."""
+
+    id: str
+    turns: list[str]
+    searched: str  # the follow-up as rewritten in its thread (what the visitor sees as "Searched for")
+    gold: list[str]
+    in_thread_state: str
+    in_thread_cited: list[str]
+    in_thread_correct: bool
+    alone_state: str
+    alone_cited: list[str]
+    alone_correct: bool
+
+
+def cited_ids(answer: Answer) -> list[str]:
+    """Chunk ids a visitor is shown as citations (none unless the answer is answered)."""
+    if answer.state != "answered":
+        return []
+    return [c.chunk_id for claim in answer.claims for c in claim.citations]
+
+
+def thread_history(turns: Sequence[str], condenser: Condenser) -> list[Turn]:
+    """The earlier turns as the server keeps them: what was typed and the standalone question it searched."""
+    history: list[Turn] = []
+    for asked in turns:
+        history.append(Turn(asked, rewrite(asked, history, condenser).question))
+    return history
+
+
+def run_threads(answerer: Answerer, condenser: Condenser, threads: Sequence[dict[str, Any]]) -> list[ThreadRow]:
+    rows = []
+    for t in threads:
+        *earlier, follow = t["turns"]
+        viewer = Viewer.of(t.get("groups") or [])
+        version = t.get("version") or None
+        searched = rewrite(follow, thread_history(earlier, condenser), condenser).question
+        gold = list(t["gold"])
+        in_thread = answerer.ask(searched, viewer, version=version)
+        alone = answerer.ask(follow, viewer, version=version)
+        thread_cited, alone_cited = cited_ids(in_thread), cited_ids(alone)
+        rows.append(ThreadRow(
+            id=t["id"], turns=list(t["turns"]), searched=searched, gold=gold,
+            in_thread_state=in_thread.state, in_thread_cited=thread_cited,
+            in_thread_correct=bool(set(thread_cited) & set(gold)),
+            alone_state=alone.state, alone_cited=alone_cited, alone_correct=bool(set(alone_cited) & set(gold)),
+        ))
+    return rows
+
+
+def thread_metrics(rows: Sequence[ThreadRow]) -> dict[str, Any]:
+    """Share of threads whose follow-up cites gold in its thread, asked alone, and the difference."""
+    if not rows:
+        return {"threads": 0, "in_thread": None, "alone": None, "gain": None}
+    in_thread = round(sum(r.in_thread_correct for r in rows) / len(rows), 4)
+    alone = round(sum(r.alone_correct for r in rows) / len(rows), 4)
+    return {"threads": len(rows), "in_thread": in_thread, "alone": alone, "gain": round(in_thread - alone, 4)}

@@ -1,0 +1,89 @@
+"""The docs sites `make eval` knows: this repo's content/ (tuned on) and the held-out real sites beside it.
+
+A held-out corpus is not in a user's clone, so `--site all` reports the sets
+whose corpus exists and names the ones it skipped; asking for one by name
+when its corpus is missing is an error that says where it was looked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+TUNED = "content"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A docs site under evaluation: its content, its site config, its question set and its follow-up threads."""
+
+    name: str
+    content: Path
+    questions: Path
+    config: Path | None = None  # a site.toml kept outside the content folder
+    followups: Path | None = None  # two-turn threads (tests/eval/<site>/followups.jsonl), when the set has them
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A real site stored beside the project: the environment variable that moves it and its default folder."""
+
+    env: str
+    folder: str
+
+
+HELD_OUT: Mapping[str, HeldOut] = {
+    "cypress": HeldOut("CYPRESS_DOCS", "cypress-docs"),
+    "starlight": HeldOut("STARLIGHT_DOCS", "starlight-docs"),
+}
+NAMED = (TUNED, *HELD_OUT)
+
+
+def corpus_root(name: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """Where a held-out site's corpus is expected: $<ENV>, else ../shared/corpora/<folder> beside the repo."""
+    held = HELD_OUT[name]
+    return Path(environ.get(held.env) or REPO.parent / "shared" / "corpora" / held.folder)
+
+
+def missing_corpus(name: str, root: Path) -> str:
+    """The message for a held-out corpus that is not there: where it was looked for and how to point elsewhere."""
+    return f"the {HELD_OUT[name].folder} corpus is not at {root}; set {HELD_OUT[name].env} to its folder"
+
+
+def named_site(name: str, questions: str | None = None, environ: Mapping[str, str] = os.environ) -> Site:
+    """One of the named sites; exits naming the fix when a held-out corpus is missing."""
+    if name == TUNED:
+        return Site(TUNED, REPO / "content", Path(questions or HERE / "questions.jsonl"))
+    root = corpus_root(name, environ)
+    if not root.is_dir():
+        raise SystemExit(missing_corpus(name, root))
+    folder = HERE / name
+    followups = folder / "followups.jsonl"
+    return Site(name, root, Path(questions or folder / "questions.jsonl"), folder / "site.toml",
+                followups if followups.is_file() and not questions else None)
+
+
+def resolve_sites(choice: str, questions: str | None = None, site_config: str | None = None,
+                  environ: Mapping[str, str] = os.environ) -> tuple[list[Site], list[str]]:
+    """The sites to evaluate for `--site` and, for `all`, why each skipped one was skipped."""
+    if choice == "all":
+        if questions:
+            raise SystemExit("--questions names one site's set: use it with --site content|cypress|starlight|DIR")
+        sites, skipped = [named_site(TUNED)], []
+        for name in HELD_OUT:
+            root = corpus_root(name, environ)
+            if root.is_dir():
+                sites.append(named_site(name, environ=environ))
+            else:
+                skipped.append(missing_corpus(name, root))
+        return sites, skipped
+    if choice in NAMED:
+        return [named_site(choice, questions, environ)], []
+    root = Path(choice)
+    if not root.is_dir() or not questions:
+        raise SystemExit("--site DIR needs an existing folder and --questions FILE")
+    return [Site(root.name, root, Path(questions), Path(site_config) if site_config else None)], []

@@ -1,0 +1,48 @@
+"""Which browser is asking, for thread ownership: the chat page's cookie, or the token the widget or an API client keeps.
+
+The chat page gets an HttpOnly, SameSite=Strict cookie the first time it asks
+(a script on the page cannot read it, and no other site's form can send it).
+The widget calls this server cross-origin without cookies, so it is handed
+its token once (an `owner` stream event; `owner_token` in the API's JSON) and
+sends it back (`owner=` on the stream, `owner_token` in the API body). A
+browser that keeps neither is a stranger to its own threads: each follow-up
+forks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .thread_ids import ThreadIdError, new_owner_token, owner_token
+
+COOKIE = "docs_chat_owner"
+COOKIE_MAX_AGE = 180 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Owner:
+    token: str
+    minted: bool  # new for this request: the response must hand it over
+
+
+def read_owner(request: Request, sent: object = None) -> Owner:
+    """The owner token sent explicitly, else the cookie's, else a new one; raises ThreadIdError for a malformed one sent."""
+    if sent is not None and sent != "":
+        token = owner_token(sent)
+        if token is None:
+            shown = repr(sent[:50]) if isinstance(sent, str) else type(sent).__name__
+            raise ThreadIdError(f"owner token {shown} was not minted by this server (43 URL-safe characters, exactly as "
+                                "returned); leave it out and the follow-up starts a thread of its own")
+        return Owner(token, minted=False)
+    cookie = owner_token(request.cookies.get(COOKIE))
+    return Owner(cookie, minted=False) if cookie else Owner(new_owner_token(), minted=True)
+
+
+def remember(response: Response, owner: Owner, request: Request) -> None:
+    """Set the chat page's owner cookie when this request minted the token."""
+    if owner.minted:
+        response.set_cookie(COOKIE, owner.token, max_age=COOKIE_MAX_AGE, path="/", httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")

@@ -1,0 +1,115 @@
+"""Thread ids this server can prove it minted, the secret that signs them, and the owner tokens that tie a thread to a browser.
+
+A thread id is a random nonce followed by its HMAC under the server's secret:
+a made-up id (or one with a byte changed, or a trailing newline) is refused
+instead of becoming a thread. Every worker and replica must sign with the same
+secret, so it comes from THREAD_SECRET or from one file under DATA_DIR that the
+first process creates atomically (written aside, then hard-linked into place:
+a worker starting at the same moment reads the winner's file, never half of
+one). An owner token is the browser's proof that it started a thread; only its
+hash is stored with the thread's turns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from pathlib import Path
+
+SECRET_FILE = "thread_secret"
+MIN_SECRET_CHARS = 32
+NONCE_CHARS = 16
+TAG_CHARS = 24
+_THREAD_ID = re.compile(rf"[0-9a-f]{{{NONCE_CHARS + TAG_CHARS}}}")
+LEGACY_THREAD_ID = re.compile(r"[0-9a-f]{16}")  # what the previous version minted, unsigned
+_OWNER_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
+
+
+class ThreadIdError(ValueError):
+    """A client sent a thread id (or owner token) this server did not mint (the request gets a 400)."""
+
+
+class ThreadSecretError(RuntimeError):
+    """The signing secret cannot be read or created: no thread can be started or continued."""
+
+
+class ThreadIds:
+    """Mints and checks signed thread ids."""
+
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) < MIN_SECRET_CHARS:
+            raise ThreadSecretError(f"the thread secret must be at least {MIN_SECRET_CHARS} bytes, got {len(secret)}")
+        self._secret = secret
+
+    def new(self) -> str:
+        nonce = secrets.token_hex(NONCE_CHARS // 2)
+        return nonce + self._tag(nonce)
+
+    def signed(self, value: object) -> bool:
+        """Whether `value` is exactly an id this secret signed (no surrounding blanks, no newline)."""
+        if not isinstance(value, str) or not _THREAD_ID.fullmatch(value):
+            return False
+        nonce, tag = value[:NONCE_CHARS], value[NONCE_CHARS:]
+        return hmac.compare_digest(tag, self._tag(nonce))
+
+    def _tag(self, nonce: str) -> str:
+        return hmac.new(self._secret, b"thread:" + nonce.encode("ascii"), hashlib.sha256).hexdigest()[:TAG_CHARS]
+
+
+def refused(value: object) -> ThreadIdError:
+    """The error for a thread id that is not one of ours, naming what was sent and the fix."""
+    shown = repr(value[:50]) if isinstance(value, str) else type(value).__name__
+    return ThreadIdError(f"thread id {shown} was not minted by this server (an id is {NONCE_CHARS + TAG_CHARS} "
+                         "hex digits, exactly as returned); leave it out to start a new conversation")
+
+
+def new_owner_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def owner_token(value: object) -> str | None:
+    """A client-sent owner token, only when it has the shape this server mints."""
+    return value if isinstance(value, str) and _OWNER_TOKEN.fullmatch(value) else None
+
+
+def owner_hash(token: str) -> str:
+    """What is stored with a thread's turns: a leaked log never lets anyone write into the thread."""
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def thread_secret(configured: str, folder: Path) -> bytes:
+    """THREAD_SECRET when set, else the secret in `folder`, created once (mode 0600) by whichever process comes first."""
+    if configured:
+        return configured.encode("utf-8")
+    path = folder / SECRET_FILE
+    try:
+        if not path.exists():
+            _create(path)
+        secret = path.read_text(encoding="ascii").strip().encode("ascii")
+    except (OSError, UnicodeError) as exc:
+        raise ThreadSecretError(f"cannot read or create the thread secret {path}: {exc}; make {folder} writable by "
+                                "the server, or set THREAD_SECRET") from exc
+    if len(secret) < MIN_SECRET_CHARS:
+        raise ThreadSecretError(f"the thread secret in {path} is {len(secret)} bytes, under {MIN_SECRET_CHARS}; "
+                                "delete the file (every open thread link stops working) or set THREAD_SECRET")
+    return secret
+
+
+def _create(path: Path) -> None:
+    """Write a new secret aside, then hard-link it into place: of several workers, the first link wins, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):  # another worker won: its secret is the one
+            os.link(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)
