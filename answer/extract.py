@@ -319,7 +319,9 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
-    return shape_fit(question.kind, span.text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
+    # The statement's own shape decides ("…is suspended:" states no condition even when a list item after it does);
+    # the block it introduces makes it steps.
+    return shape_fit(question.kind, span.statement, item=span.kind == ITEM or bool(span.introduces), header=span.header,
                      lead=span.lead, heading=span.context if span.lead else "")
 
 

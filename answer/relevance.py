@@ -189,8 +189,8 @@ class RelevanceJudge:
         for scored in ranked:
             if len(chosen) >= max_spans - (rival is not None):
                 break
-            if scored is rival or any(_overlaps(scored, c) for c in chosen):
-                continue
+            if scored is rival or any(_overlaps(scored, c) or _same_words(scored, c) for c in chosen):
+                continue  # a sentence the answer already quotes (from this section or a copy elsewhere) adds nothing
             hit = rset.get(scored.span.handle)
             if hit is not None and self.gate.supporting(question, scored, hit, direct.score, vocabulary).answers:
                 chosen.append(scored)
@@ -251,6 +251,10 @@ def _claims_disagree(first: Claim, second: Claim, rset: RetrievalSet) -> bool:
                     and a.chunk.doc_version == b.chunk.doc_version and disagree(x.quote, y.quote)):
                 return True
     return False
+
+
+def _same_words(a: Scored, b: Scored) -> bool:
+    return " ".join(a.span.text.lower().split()) == " ".join(b.span.text.lower().split())
 
 
 def _overlaps(a: Scored, b: Scored) -> bool:

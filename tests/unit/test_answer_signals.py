@@ -70,7 +70,8 @@ def test_navigation_is_never_a_candidate(sentence):
 
 def test_history_is_context_unless_the_question_asks_about_changes():
     assert is_history("In v2.x, the dev server ran on port 3000.", "Configuration")
-    assert is_history("The server runs on port 4321.", "Upgrade to v3")  # a migration page's sentences
+    assert is_history("The server now runs on port 4321.", "Changelog 3.0")  # a changelog's sentences
+    assert not is_history("Cypress supports Node.js 20 and 22.", "Migration guide")  # states how things are now
     assert not is_history("The dev server runs on port 4321.", "Configuration")
     assert not is_history("By default a delivery gets up to 16 attempts.", "Retries")  # an amount, not a version
     assert not is_history("A retry waits in 2.5 seconds.", "Retries")
@@ -150,3 +151,14 @@ def test_sources_that_disagree_are_shown_side_by_side_without_a_verified_badge()
     assert 'data-state="disagree"' in turn and "Sources disagree" in turn and "Verified against the docs" not in turn
     assert "30 seconds" in turn and "5 seconds" in turn
     assert answer.record().disagreement and answer.to_dict()["disagreement"] is True
+
+
+def test_a_sentence_already_quoted_is_not_quoted_again_from_a_copy():
+    text = "Cypress comes bundled with its own Node.js version. The supported versions are Node.js 20 and 22."
+    a = make_chunk("app/install", "node", text, title="Install")
+    b = make_chunk("app/migrate", "node", "Cypress comes bundled with its own Node.js version.", title="Migration")
+    rset = renumber("q", Viewer.anonymous(), [(a, 1.0), (b, 0.9)])
+    judge = RelevanceJudge(AnswerExtractor())
+    chosen, _ = judge.pick(judge.question("Which Node.js versions does Cypress support?"), rset)
+    texts = [" ".join(s.span.text.split()) for s in chosen]
+    assert len(texts) == len(set(texts))
