@@ -54,9 +54,10 @@ _PASSAGE_TAG = re.compile(r"<(/?)(passage|question|problems|quote|claim)\b", re.
 
 
 def retry_feedback(feedback: Sequence[str], fix: str) -> str:
-    """The retry's appendix: the verifier's findings, escaped, and what to do about them (`fix`)."""
+    """The retry's appendix: the verifier's findings (what failed, what passed), escaped, and what to do (`fix`)."""
     problems = "\n".join(f"- {escape_text(p)}" for p in feedback)
-    return f"\n\nYour previous reply failed verification:\n<problems>\n{problems}\n</problems>\nFix these problems: {fix}"
+    return (f"\n\nYour previous reply was checked against the passages:\n<problems>\n{problems}\n</problems>\n"
+            f"Keep every claim that passed verification, with its quotes, unchanged. Fix the failed ones: {fix}")
 
 
 def escape_text(text: str) -> str:
@@ -112,6 +113,7 @@ def build_prompt(
         f"Cite only these handles: {', '.join(handles)}. Reply with the JSON object only."
     )
     if feedback:
-        user += retry_feedback(feedback, "copy quotes exactly from the passage you cite, cite only the handles listed, "
-                                         "drop claims the passages do not support, or refuse.")
+        user += retry_feedback(feedback, "copy each failed quote exactly from the passage you cite (when a finding says "
+                                         "which passage a quote is in, cite that one), or drop that claim; cite only the "
+                                         "handles listed. Refuse only when no claim is left.")
     return Prompt(messages=({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}), handles=handles)
