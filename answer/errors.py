@@ -21,3 +21,7 @@ class GeneratorError(AnswerError):
 
 class AuditError(AnswerError):
     """The audit log could not be written or read."""
+
+
+class LocalModelError(AnswerError):
+    """The local LLM's weights or runtime are missing, corrupt or would not start."""

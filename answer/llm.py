@@ -69,6 +69,7 @@ class LiteLLMGenerator:
         backoff: float = 0.5,
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         temperature: float = 0.0,
+        max_tokens: int | None = None,
     ) -> None:
         if not model:
             raise ValueError("LiteLLMGenerator needs a litellm model string, got ''")
@@ -82,6 +83,7 @@ class LiteLLMGenerator:
         self.backoff = backoff
         self.budget_tokens = budget_tokens
         self.temperature = temperature
+        self.max_tokens = max_tokens
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         prompt = build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens)
@@ -111,6 +113,8 @@ class LiteLLMGenerator:
             "model": self.model, "messages": messages, "timeout": self.timeout,
             "temperature": self.temperature, "max_retries": 0,  # retries are ours, bounded and logged
         } | extra
+        if self.max_tokens and "max_tokens" not in kwargs:
+            kwargs["max_tokens"] = self.max_tokens
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:

@@ -50,6 +50,14 @@ def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+PROMPT_MARGIN_TOKENS = 300  # the question, the closing instruction, a retry's findings and estimation error
+
+
+def passage_budget(context_tokens: int, reply_tokens: int) -> int:
+    """How many tokens of passages fit a model's context beside the system prompt, the rest and its reply."""
+    return max(200, context_tokens - approx_tokens(SYSTEM_PROMPT) - reply_tokens - PROMPT_MARGIN_TOKENS)
+
+
 _PASSAGE_TAG = re.compile(r"<(/?)(passage|question|problems|quote|claim)\b", re.IGNORECASE)
 
 
