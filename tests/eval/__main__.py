@@ -138,13 +138,11 @@ def build_index(data_dir: Path, site: Site) -> tuple[Any, Any, Any]:
     return corpus, store, embedder
 
 
-def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
+def generators(choice: str, embedder: Any, judge: Any, settings: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
-    from answer.settings import AnswerSettings as Settings
 
     from .baselines import FirstSentenceOfTopHit, TopHitBestSentence
 
-    settings = Settings.from_env()
     found: dict[str, Any] = {}
     if choice in ("extractive", "all"):
         found["extractive"] = ExtractiveGenerator(embedder, judge=judge)
@@ -159,25 +157,42 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     return found
 
 
+def subset(questions: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """`limit` questions spread evenly over the set (every k-th, from the first): fixed, so runs compare."""
+    if not limit or limit >= len(questions):
+        return questions
+    return [questions[i * len(questions) // limit] for i in range(limit)]
+
+
 def run(args: argparse.Namespace) -> int:
+    from answer.services import local_llm
+    from answer.settings import AnswerSettings as Settings
+
+    settings = Settings.from_env()
+    # LLM_MODEL=local: the llama.cpp child serves the whole run. Its LLM judge calibration is left out unless
+    # SUPPORT_JUDGE=llm asks for it: 37 more generations on a CPU, for a judge nobody uses by default.
+    calibrate = bool(settings.llm_model) and (settings.llm_model != "local" or settings.support_judge == "llm")
+    with local_llm(settings) as served:
+        return evaluate(args, served, calibrate_llm_judge=calibrate)
+
+
+def evaluate(args: argparse.Namespace, settings: Any, *, calibrate_llm_judge: bool) -> int:
     from answer.pipeline import Answerer
     from answer.services import build_judge
-    from answer.settings import AnswerSettings as Settings
     from answer.support import DeterministicChecker
     from retrieval.services import open_retriever
 
     from .grounding import metrics, run_questions, sample_for_grading
     from .report import write_reports
 
-    settings = Settings.from_env()
     site = resolve_site(args)
     corpus, store, embedder = build_index(settings.data_dir, site)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    questions = load_jsonl(site.questions)
+    questions = subset(load_jsonl(site.questions), args.limit)
     judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
     oracle = oracle_folder(settings.data_dir) if corpus.site.slugger_name in ORACLE_SLUGGERS else None
     results: dict[str, Any] = {}
-    for name, generator in generators(args.generator, embedder, judge).items():
+    for name, generator in generators(args.generator, embedder, judge, settings).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
         rows, answers = run_questions(Answerer(retriever, generator, judge=gate), questions)
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
@@ -195,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     pairs = load_jsonl(HERE / "calibration.jsonl")
     calibration = confusion(DeterministicChecker(), pairs)
     judges = {"deterministic": calibration}
-    if settings.llm_model:  # the optional LLM judge, and how often it agrees with the deterministic checker
+    if calibrate_llm_judge:  # the optional LLM judge, and how often it agrees with the deterministic checker
         from answer.services import build_checker
 
         judge = build_checker(replace(settings, support_judge="llm"))
@@ -205,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
         judges["llm"]["agreement_with_deterministic"] = round(same / len(pairs), 3)
     for name, margin in baseline_margin(results).items():  # gated like any metric: copying the top hit must not pay
         results[name]["metrics"]["over_best_baseline"] = margin
-    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" else {}
+    # A subset (--limit) is for comparing generators, not for the gate: thresholds hold for the whole set.
+    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == "content" and not args.limit else {}
     failures = check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)
     report = {"site": site.name, "retrieval_methods": methods, "generators": results, "calibration": judges,
               "baseline_margin": baseline_margin(results),
@@ -256,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
     parser.add_argument("--out", default=str(REPO / "eval-results"))
     parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="ask only this many questions, spread evenly over the set (0 = all); for slow generators")
     return run(parser.parse_args(argv))
 
 

@@ -16,6 +16,8 @@ HEADLINE = [
     ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
     ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
+    ("latency_per_answer_ms.p50", "latency per answer p50 (ms)"), ("latency_per_answer_ms.p95", "latency per answer p95 (ms)"),
+    ("first_verified_quote_ms.p50", "first verified quote p50 (ms)"),
 ]
 
 
