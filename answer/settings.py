@@ -50,15 +50,13 @@ class AnswerSettings(RetrievalSettings):
         if citations not in ("", *get_args(CitationMode)):
             raise ValueError(f"LLM_CITATIONS must be 'provider' or 'json' (unset: by the model's provider), got {citations!r}")
         model = env.get("LLM_MODEL", "").strip()
-        local = {
+        context = _whole(env, "LOCAL_LLM_CONTEXT", 2048)
+        if context < 1024:
+            raise ValueError(f"LOCAL_LLM_CONTEXT must be at least 1024 tokens (the prompt alone needs them), got {context}")
+        return super().read_env(env) | {
             "local_llm": env.get("LOCAL_LLM", "").strip() or "qwen2.5-coder-1.5b",
             "local_llm_threads": _whole(env, "LOCAL_LLM_THREADS", 0),
-            "local_llm_context": _whole(env, "LOCAL_LLM_CONTEXT", 2048),
-        }
-        if local["local_llm_context"] < 1024:
-            raise ValueError(f"LOCAL_LLM_CONTEXT must be at least 1024 tokens (the prompt alone needs them), "
-                             f"got {local['local_llm_context']}")
-        return super().read_env(env) | local | {
+            "local_llm_context": context,
             "llm_model": model,
             "llm_api_base": env.get("LLM_API_BASE", "").strip(),
             "llm_api_key": env.get("LLM_API_KEY", "").strip(),
