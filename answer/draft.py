@@ -17,9 +17,10 @@ from .errors import DraftFormatError
 DRAFT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["refused", "claims"],
+    # Claims before the verdict: under grammar-constrained decoding the model writes in this order, so it
+    # looks for quotes before it decides to refuse, instead of committing to a refusal first.
+    "required": ["claims", "refused"],
     "properties": {
-        "refused": {"type": "boolean", "description": "true when the passages do not answer the question"},
         "claims": {
             "type": "array",
             "items": {
@@ -44,6 +45,7 @@ DRAFT_SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "refused": {"type": "boolean", "description": "true when the passages do not answer the question"},
     },
 }
 

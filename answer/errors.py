@@ -25,3 +25,7 @@ class AuditError(AnswerError):
 
 class AuditDamagedError(AuditError):
     """The answer log's file is damaged (not a database, or a malformed page): it stays so until it is moved aside."""
+
+
+class LocalModelError(AnswerError):
+    """The local LLM's weights or runtime are missing, corrupt or would not start."""

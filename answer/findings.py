@@ -1,4 +1,4 @@
-"""A finding: one thing the verifier or the answer gate found wrong with a draft.
+"""A finding: one thing the verifier or the answer gate found about a draft (mostly wrong, sometimes what to keep).
 
 The claim it is about is a field, not a number inside the message, so the
 audit view can put each finding beside its claim without reading the prose

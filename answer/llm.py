@@ -2,10 +2,12 @@
 
 litellm is imported here only, lazily (it costs seconds to import), with the
 local cost map so import never reaches for the network. The model is asked
-for JSON-schema structured output; a provider that rejects `response_format`
-is asked again (and from then on) with the JSON-in-text contract of the
-prompt alone. Transport failures (timeouts, connection errors, 429, 5xx) are
-retried with bounded backoff and then raised as `GeneratorError`; a reply
+for structured output in the first shape its server takes (`response_format`
+module: `json_schema`, then `json_object` with a schema, then the JSON-in-text
+contract of the prompt alone), learnt once per server and model. A shape
+refusal is never retried as is; other transport failures (timeouts, connection
+errors, 429, 5xx) are retried with bounded backoff and then raised as
+`GeneratorError`; a reply
 that is not a well-formed draft is a `DraftFormatError`, which the pipeline
 treats as a failed verification.
 """
@@ -24,6 +26,7 @@ from retrieval.search import RetrievalSet
 from .draft import DRAFT_SCHEMA, Draft, parse_draft
 from .errors import DraftFormatError, GeneratorError
 from .prompt import DEFAULT_BUDGET_TOKENS, build_prompt
+from .response_format import FORMATS, Shape, rejects_response_format, response_format
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +54,6 @@ def is_transient(exc: BaseException, litellm: Any) -> bool:
     return isinstance(exc, litellm.APIError) and isinstance(status, int) and (status == 429 or status >= 500)
 
 
-def rejects_response_format(exc: BaseException, litellm: Any) -> bool:
-    """A 400-class refusal that is about the request shape, not the prompt size or content policy."""
-    if isinstance(exc, (litellm.ContextWindowExceededError, litellm.ContentPolicyViolationError)):
-        return False
-    return isinstance(exc, (litellm.BadRequestError, litellm.UnsupportedParamsError, litellm.UnprocessableEntityError))
-
-
 class LiteLLMGenerator:
     """Drafts through litellm under the quote-first contract of `answer.prompt`."""
 
@@ -73,6 +69,7 @@ class LiteLLMGenerator:
         backoff: float = 0.5,
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         temperature: float = 0.0,
+        max_tokens: int | None = None,
     ) -> None:
         if not model:
             raise ValueError("LiteLLMGenerator needs a litellm model string, got ''")
@@ -86,6 +83,7 @@ class LiteLLMGenerator:
         self.backoff = backoff
         self.budget_tokens = budget_tokens
         self.temperature = temperature
+        self.max_tokens = max_tokens
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
         prompt = build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens)
@@ -95,23 +93,19 @@ class LiteLLMGenerator:
         return replace(parse_draft(text), shown=prompt.handles)
 
     def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
-        """The model's reply text; structured output first, JSON-in-text if the provider refuses it."""
+        """The model's reply text, in the first structured-output shape this server takes."""
         litellm = import_litellm()
-        if self.structured:
+        server = self.api_base or ""
+        while True:
+            shape: Shape = FORMATS.current(server, self.model) if self.structured else "text"
+            field = response_format(shape, schema, name)
             try:
-                return self._call(litellm, messages, structured={"name": name, "schema": schema, "strict": True})
+                return _reply_text(self.respond(litellm, messages, **({"response_format": field} if field else {})))
             except GeneratorError as exc:
-                if exc.__cause__ is None or not rejects_response_format(exc.__cause__, litellm):
+                if field is None or exc.__cause__ is None or not rejects_response_format(exc.__cause__, litellm):
                     raise
-                log.warning("%s rejected response_format (%s); using JSON-in-text from now on", self.model, exc)
-                self.structured = False
-        return self._call(litellm, messages, structured=None)
-
-    def _call(self, litellm: Any, messages: list[dict[str, str]], *, structured: dict[str, Any] | None) -> str:
-        extra: dict[str, Any] = {}
-        if structured:
-            extra["response_format"] = {"type": "json_schema", "json_schema": structured}
-        return _reply_text(self.respond(litellm, messages, **extra))
+                following = FORMATS.reject(server, self.model, shape)
+                log.warning("%s rejected response_format %s (%s); using %s from now on", self.model, shape, exc, following)
 
     def respond(self, litellm: Any, messages: list[dict[str, Any]], **extra: Any) -> Any:
         """The provider's whole response object, after bounded transport retries (other generators read its fields)."""
@@ -119,6 +113,8 @@ class LiteLLMGenerator:
             "model": self.model, "messages": messages, "timeout": self.timeout,
             "temperature": self.temperature, "max_retries": 0,  # retries are ours, bounded and logged
         } | extra
+        if self.max_tokens and "max_tokens" not in kwargs:
+            kwargs["max_tokens"] = self.max_tokens
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:
@@ -128,7 +124,9 @@ class LiteLLMGenerator:
             try:
                 return litellm.completion(**kwargs)
             except Exception as exc:  # noqa: BLE001 - every provider error is classified here, at the adapter edge
-                if is_transient(exc, litellm) and attempt < self.max_retries:
+                # A refused response_format would be refused again: the caller picks the next shape instead.
+                shape_refused = "response_format" in kwargs and rejects_response_format(exc, litellm)
+                if not shape_refused and is_transient(exc, litellm) and attempt < self.max_retries:
                     delay = min(MAX_BACKOFF_SECONDS, self.backoff * 2**attempt)
                     log.warning("%s: %s; retry %d/%d in %.1fs", self.model, type(exc).__name__, attempt + 1, self.max_retries, delay)
                     time.sleep(delay)

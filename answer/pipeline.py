@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, get_args
 
 from retrieval.search import RetrievalSet
@@ -25,7 +25,7 @@ from .generate import Generator
 from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
 from .relevance import RelevanceJudge
 from .settings import UnverifiedPolicy
-from .support import SupportChecker
+from .support import SUPPORTED, SupportChecker
 from .verify import Claim, Verification, verify
 
 log = logging.getLogger(__name__)
@@ -136,21 +136,18 @@ class Answerer:
 
         attempts: list[Attempt] = []
         verification, unreachable = self._attempt(rset, viewer, (), attempts, timings)
+        rounds = [self._gate(rset, verification, timings)]
         # One retry with the verifier's findings; a model that is down (already retried at the
         # transport level) gets none, and a clean refusal needs none.
         if self.retry and not unreachable and not verification.clean and not (verification.refused and not verification.claims):
-            retry, _ = self._attempt(rset, viewer, verification.problems, attempts, timings)
-            verification = _better(verification, retry)
-        shown = verification.shown
-        off_topic: tuple[Finding, ...] = ()
-        disagreement = False
-        if shown and self.judge is not None:
-            # Verified is not enough: the quotes must answer the question. Decided before anything streams.
-            started = time.perf_counter()
-            judgement = self.judge.judge(rset.question, shown, rset)
-            timings["judge"] = round(time.perf_counter() - started, 4)
-            shown, disagreement = judgement.claims, judgement.disagree
-            off_topic = judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons)
+            retry, _ = self._attempt(rset, viewer, verification.problems + kept(verification), attempts, timings)
+            rounds.append(self._gate(rset, retry, timings))
+        # The answer is built from the best draft, not the last: a retry that refuses or does worse
+        # never erases what the first draft got verified.
+        used = max(range(len(rounds)), key=lambda i: (rounds[i].score, i))
+        verification, shown, off_topic = rounds[used].verification, rounds[used].shown, rounds[used].off_topic
+        disagreement = rounds[used].disagree
+        attempts[used] = replace(attempts[used], used=True)
         for claim in shown:
             yield Event("claim", claim=claim)
 
@@ -167,10 +164,21 @@ class Answerer:
         else:
             state, degraded = REFUSED, False
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
-            off_topic += tuple(Finding(f"not an answer: {r}") for a in attempts[-1:] for r in a.reasons)
+            off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
         answer = self._finish(rset, state, shown, verification, attempts, timings, degraded=degraded, unreachable=unreachable,
                               off_topic=off_topic, disagreement=disagreement and bool(shown))
         yield Event("done", answer=answer)
+
+    def _gate(self, rset: RetrievalSet, verification: Verification, timings: dict[str, float]) -> Round:
+        """The answer gate on one attempt's verified claims: verified is not enough, they must answer the question."""
+        if not verification.shown or self.judge is None:
+            return Round(verification, verification.shown)
+        started = time.perf_counter()
+        judgement = self.judge.judge(rset.question, verification.shown, rset)
+        timings["judge"] = round(timings.get("judge", 0.0) + time.perf_counter() - started, 4)
+        return Round(verification, judgement.claims,
+                     judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons),
+                     disagree=judgement.disagree)
 
     def _attempt(
         self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
@@ -252,8 +260,26 @@ def _unusable(attempts: list[Attempt]) -> bool:
     return bool(attempts) and all(a.draft is None for a in attempts)
 
 
-def _better(first: Verification, second: Verification) -> Verification:
-    """Prefer the attempt that shows more supported claims; ties go to the retry."""
-    def score(v: Verification) -> tuple[int, int]:
-        return (sum(c.status == "supported" for c in v.shown), len(v.shown))
-    return first if score(first) > score(second) else second
+@dataclass(frozen=True)
+class Round:
+    """One attempt's verification and what of it passed the answer gate."""
+
+    verification: Verification
+    shown: tuple[Claim, ...]  # verified, shown-worthy and on point
+    off_topic: tuple[Finding, ...] = ()
+    disagree: bool = False  # the gate found two of its sources stating different values
+
+    @property
+    def score(self) -> tuple[int, int, int]:
+        """On-point supported claims, then on-point claims, then fewer rejected quotes; ties go to the retry."""
+        rejected = sum(not check.verified for check in self.verification.checks)
+        return (sum(c.status == SUPPORTED for c in self.shown), len(self.shown), -rejected)
+
+
+def kept(verification: Verification) -> tuple[Finding, ...]:
+    """What the retry is told to keep: each claim whose quotes verified and that the checker found supported."""
+    return tuple(
+        Finding(f"claim {n} passed verification; keep it and its quotes unchanged: "
+                + "; ".join(f'{c.handle} "{c.quote}"' for c in claim.citations), n)
+        for n, claim in enumerate(verification.claims, start=1) if claim.status == SUPPORTED
+    )

@@ -83,7 +83,7 @@ def _instruction(question: str, feedback: Sequence[str]) -> str:
     text = f"Question: {escape_text(question)}"
     if feedback:
         text += retry_feedback(feedback, "cite only the documents given, cite text exactly as it is written there, "
-                                         f"drop sentences the documents do not support, or reply {REFUSAL}.")
+                                         f"drop sentences the documents do not support; reply {REFUSAL} only when none is left.")
     return text
 
 

@@ -43,6 +43,7 @@ class Attempt:
     reasons: tuple[str, ...] = ()  # why the generator refused, when it says
     quotes: tuple[CheckedQuote, ...] = ()  # one per proposed quote, in draft order
     findings: tuple[Finding, ...] | None = None  # None: not recorded (rows written before they were)
+    used: bool = False  # the answer was built from this attempt (the best one, not necessarily the last)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def finding_json(finding: Finding) -> dict[str, object]:
 
 def attempt_json(attempt: Attempt) -> dict[str, object]:
     """One attempt as stored (and as the audit page shows it raw)."""
-    data: dict[str, object] = {"raw": attempt.raw, "feedback": [finding_json(f) for f in attempt.feedback]}
+    data: dict[str, object] = {"raw": attempt.raw, "feedback": [finding_json(f) for f in attempt.feedback],
+                               "used": attempt.used}
     if attempt.draft is not None:
         data["draft"] = attempt.draft.to_dict()
     if attempt.error:
@@ -228,4 +230,5 @@ def _attempt(data: Mapping[str, Any]) -> Attempt:
                    for q in data.get("quotes") or [])
     return Attempt(feedback=_findings(data.get("feedback")), raw=str(data.get("raw", "")), draft=draft,
                    error=str(data.get("error", "")), reasons=tuple(str(r) for r in data.get("reasons") or ()),
-                   quotes=quotes, findings=_findings(data["problems"]) if "problems" in data else None)
+                   quotes=quotes, findings=_findings(data["problems"]) if "problems" in data else None,
+                   used=bool(data.get("used")))

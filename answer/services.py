@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from ingest.site import SiteConfig, load_site_config
 from retrieval.embedder import Embedder
@@ -19,11 +21,36 @@ from .followup import CarrySubject, Condenser, LLMCondenser
 from .generate import ExtractiveGenerator, Generator
 from .llm import LiteLLMGenerator
 from .pipeline import Answerer
+from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
 from .record import AnswerRecord
 from .relevance import RelevanceJudge
 from .settings import AnswerSettings as Settings
 from .support import DeterministicChecker, SupportChecker, key_terms
 from .vocabulary import LiveVocabulary
+
+LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process
+LOCAL_MAX_TOKENS = 512  # a reply cap: a quote-first draft of three claims fits; a runaway one stops
+
+
+S = TypeVar("S", bound=Settings)
+
+
+@contextmanager
+def local_llm(settings: S) -> Iterator[S]:
+    """With LLM_MODEL=local: the weights provisioned, the llama.cpp child running for the block, and
+    settings that point at it; any other settings are yielded unchanged."""
+    if settings.llm_model != LOCAL:
+        yield settings
+        return
+    from .local_server import running
+    from .local_weights import local_model, provision_local_model
+
+    weights = provision_local_model(settings.models_dir, local_model(settings.local_llm))
+    with running(weights, threads=settings.local_llm_threads, context=settings.local_llm_context,
+                 log_path=settings.data_dir / "local-llm.log") as server:
+        yield replace(settings, llm_model=server.model, llm_api_base=server.api_base, llm_api_key="local",
+                      llm_max_tokens=settings.llm_max_tokens or LOCAL_MAX_TOKENS,
+                      llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, LOCAL_MAX_TOKENS))
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
@@ -51,6 +78,7 @@ def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJu
         client = LiteLLMGenerator(
             settings.llm_model, api_base=settings.llm_api_base or None,
             api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
+            budget_tokens=settings.llm_prompt_tokens or DEFAULT_BUDGET_TOKENS, max_tokens=settings.llm_max_tokens or None,
         )
         mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
         return ProviderCitationGenerator(client) if mode == "provider" else client

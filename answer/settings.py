@@ -25,6 +25,11 @@ class AnswerSettings(RetrievalSettings):
     llm_api_base: str = ""
     llm_api_key: str = field(default="", repr=False)
     llm_timeout: float = 30.0
+    llm_prompt_tokens: int = 0  # passages' share of the prompt; 0 = the prompt module's default
+    llm_max_tokens: int = 0  # a cap on the reply; 0 = the server's default
+    local_llm: str = "qwen2.5-coder-1.5b"  # LLM_MODEL=local: which provisioned model the child server runs
+    local_llm_threads: int = 0  # 0 = chosen for the machine
+    local_llm_context: int = 2048
     llm_citations: CitationMode | None = None  # None = by the model's provider
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
@@ -47,13 +52,32 @@ class AnswerSettings(RetrievalSettings):
         citations = env.get("LLM_CITATIONS", "").strip().lower()
         if citations not in ("", *get_args(CitationMode)):
             raise ValueError(f"LLM_CITATIONS must be 'provider' or 'json' (unset: by the model's provider), got {citations!r}")
+        model = env.get("LLM_MODEL", "").strip()
+        context = _whole(env, "LOCAL_LLM_CONTEXT", 2048)
+        if context < 1024:
+            raise ValueError(f"LOCAL_LLM_CONTEXT must be at least 1024 tokens (the prompt alone needs them), got {context}")
         return super().read_env(env) | {
-            "llm_model": env.get("LLM_MODEL", "").strip(),
+            "local_llm": env.get("LOCAL_LLM", "").strip() or "qwen2.5-coder-1.5b",
+            "local_llm_threads": _whole(env, "LOCAL_LLM_THREADS", 0),
+            "local_llm_context": context,
+            "llm_model": model,
             "llm_api_base": env.get("LLM_API_BASE", "").strip(),
             "llm_api_key": env.get("LLM_API_KEY", "").strip(),
-            "llm_timeout": float(env.get("LLM_TIMEOUT", "30") or 30),
+            # A small model on a CPU takes tens of seconds a draft: the local default waits for it.
+            "llm_timeout": float(env.get("LLM_TIMEOUT", "") or (300 if model == "local" else 30)),
+            "llm_prompt_tokens": _whole(env, "LLM_PROMPT_TOKENS", 0),
+            "llm_max_tokens": _whole(env, "LLM_MAX_TOKENS", 0),
             "llm_citations": cast(CitationMode, citations) if citations else None,
             "support_judge": cast(SupportJudge, judge),
             "unverified_policy": cast(UnverifiedPolicy, policy),
             "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),
         }
+
+
+def _whole(env: dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a whole number, got {raw!r}")
+    return int(raw)

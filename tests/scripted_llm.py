@@ -98,14 +98,34 @@ class ScriptedServer:
             thread.join(timeout=5)
 
 
+# How real servers refuse a `response_format` shape they do not take, keyed by the shape's "type".
+# llama-cpp-python's server: its request model allows only text/json_object, and its error handler
+# turns the validation error into a 500 whose message names the field.
+LLAMA_CPP_PYTHON_REFUSALS = {
+    "json_schema": Reply(status=500, text=(
+        "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+        "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]")),
+}
+# A server that takes no structured output at all answers both shapes with a 400.
+TEXT_ONLY_REFUSALS = {
+    shape: Reply(status=400, text=f"response_format type {shape!r} is not supported") for shape in ("json_schema", "json_object")
+}
+
+
 class ScriptedLLM(ScriptedServer):
-    """An OpenAI-compatible chat completions server replaying `replies` (message texts) in order."""
+    """An OpenAI-compatible chat completions server replaying `replies` (message texts) in order.
+
+    `refusals` maps a `response_format` type to the error the server answers it
+    with (the request is recorded, no scripted reply is used up).
+    """
 
     url_suffix = "/v1"
 
-    def __init__(self, *replies: Reply | str, reject_response_format: bool = False) -> None:
+    def __init__(self, *replies: Reply | str, reject_response_format: bool = False,
+                 refusals: dict[str, Reply] | None = None) -> None:
         super().__init__(*replies)
         self.reject_response_format = reject_response_format
+        self.refusals = refusals or {}
 
     def _as_reply(self, reply: Reply | str) -> Reply:
         return reply if isinstance(reply, Reply) else Reply(text=reply)
@@ -116,7 +136,15 @@ class ScriptedLLM(ScriptedServer):
     def reply_to(self, request: dict[str, Any]) -> Reply:
         if self.reject_response_format and "response_format" in request:
             return Reply(text='{"error": {"message": "response_format is not supported"}}', status=400)
+        shape = (request.get("response_format") or {}).get("type")
+        if shape in self.refusals:
+            return self.refusals[shape]
         return super().reply_to(request)
+
+    @property
+    def shapes(self) -> list[str]:
+        """The `response_format` type of each request, "text" when it had none."""
+        return [(body.get("response_format") or {}).get("type", "text") for body in self.requests]
 
     def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
         return json.dumps(_completion(reply.text, request.get("model", "scripted")))

@@ -37,6 +37,8 @@ import uvicorn
 from starlette.applications import Starlette
 
 from answer.damage import set_aside_if_damaged
+from answer.errors import LocalModelError
+from answer.services import local_llm
 from retrieval.errors import RetrievalError
 from retrieval.handoff import IngestListener
 from retrieval.lock import owner_lock
@@ -73,6 +75,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers > 1 and not settings.chroma_url:
         parser.error("--workers above 1 needs CHROMA_URL (a `chroma run` server): embedded Chroma is one process's")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        with local_llm(settings) as served:  # LLM_MODEL=local: the llama.cpp child lives as long as this server
+            if served is not settings:  # workers read the environment: they reach this child instead of starting their own
+                os.environ.update(LLM_MODEL=served.llm_model, LLM_API_BASE=served.llm_api_base,
+                                  LLM_API_KEY=served.llm_api_key, LLM_TIMEOUT=str(served.llm_timeout),
+                                  LLM_PROMPT_TOKENS=str(served.llm_prompt_tokens), LLM_MAX_TOKENS=str(served.llm_max_tokens))
+            return serve(served, args.ingest, args.workers)
+    except LocalModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def serve(settings: Settings, ingest: bool, workers: int) -> int:
+    """Own the index and serve it until stopped."""
     app = create_app(settings)
     services = app.state.services
 
@@ -85,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             try:
                 embedder = services.components.embedder
-                if args.ingest:
+                if ingest:
                     report = services.ingest()
                     log.info("ingest: %s", report.summary().replace("\n", " | "))
                 chunks = services.store.count()
@@ -93,11 +109,11 @@ def main(argv: list[str] | None = None) -> int:
                 log.error("cannot serve: %s\nfix: %s", exc, fix_for(exc))
                 return 2
             log.info("index holds %d chunks; serving on http://%s:%d with %d worker(s); `make ingest` hands its runs "
-                     "to this server (%s)", chunks, settings.host, settings.port, args.workers, listener.path)
-            if args.workers > 1:
+                     "to this server (%s)", chunks, settings.host, settings.port, workers, listener.path)
+            if workers > 1:
                 # The cores are shared: each worker's model gets its share of threads instead of all of them.
-                os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
-                uvicorn.run("web.__main__:worker_app", factory=True, workers=args.workers, host=settings.host,
+                os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+                uvicorn.run("web.__main__:worker_app", factory=True, workers=workers, host=settings.host,
                             port=settings.port, log_level="info", **server_options(settings))
             else:
                 if embedder is not None:

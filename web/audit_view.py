@@ -31,6 +31,7 @@ class AttemptView:
     feedback: tuple[str, ...]
     outcomes: tuple[Outcome, ...]
     findings_known: bool
+    used: bool = False  # the answer was built from this attempt
 
 
 def attempts(record: AnswerRecord) -> list[AttemptView]:
@@ -47,7 +48,8 @@ def attempts(record: AnswerRecord) -> list[AttemptView]:
                 why += final.reasons
             outcomes.append(Outcome(n, claim.text, tuple((q.handle, q.text) for q in claim.quotes),
                                     final.status if final is not None else "not shown", why))
-        out.append(AttemptView(i + 1, attempt.error, tuple(f.text for f in attempt.feedback), tuple(outcomes), known))
+        out.append(AttemptView(i + 1, attempt.error, tuple(f.text for f in attempt.feedback), tuple(outcomes), known,
+                               attempt.used))
     return out
 
 

@@ -116,13 +116,11 @@ def build_index(data_dir: Path, site: Site, embedder: Any) -> tuple[Any, Any]:
     return corpus, store
 
 
-def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
+def generators(choice: str, embedder: Any, judge: Any, settings: Any) -> dict[str, Any]:
     from answer.generate import ExtractiveGenerator
-    from answer.settings import AnswerSettings as Settings
 
     from .baselines import FirstSentenceOfTopHit, TopHitBestSentence
 
-    settings = Settings.from_env()
     found: dict[str, Any] = {}
     if choice in ("extractive", "all"):
         found["extractive"] = ExtractiveGenerator(embedder, judge=judge)
@@ -137,6 +135,13 @@ def generators(choice: str, embedder: Any, judge: Any) -> dict[str, Any]:
     return found
 
 
+def subset(questions: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """`limit` questions spread evenly over the set (every k-th, from the first): fixed, so runs compare."""
+    if not limit or limit >= len(questions):
+        return questions
+    return [questions[i * len(questions) // limit] for i in range(limit)]
+
+
 def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder: Any) -> dict[str, Any]:
     """One site's report: every generator over its questions (and follow-up threads), retrieval methods, thresholds."""
     from answer.pipeline import Answerer
@@ -148,14 +153,14 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
 
     corpus, store = build_index(settings.data_dir, site, embedder)
     retriever = open_retriever(settings, store=store, embedder=embedder)
-    questions = load_jsonl(site.questions)
-    threads = load_jsonl(site.followups) if site.followups else []
+    questions = subset(load_jsonl(site.questions), args.limit)
+    threads = subset(load_jsonl(site.followups), args.limit) if site.followups else []
     judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
     oracle = oracle_folder(settings.data_dir) if corpus.site.slugger_name in ORACLE_SLUGGERS else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
-    for name, generator in generators(args.generator, embedder, judge).items():
+    for name, generator in generators(args.generator, embedder, judge, settings).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
         answerer = Answerer(retriever, generator, judge=gate)
         rows, answers = run_questions(answerer, questions)
@@ -174,7 +179,8 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
     methods = evaluate_retrieval(store, embedder, questions)["methods"]
     for name, margin in baseline_margin(results).items():  # gated like any metric: copying the top hit must not pay
         results[name]["metrics"]["over_best_baseline"] = margin
-    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == TUNED else {}
+    # A subset (--limit) is for comparing generators, not for the gate: thresholds hold for the whole set.
+    thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == TUNED and not args.limit else {}
     return {"site": site.name, "retrieval_methods": methods, "generators": results,
             "baseline_margin": baseline_margin(results),
             "anchor_oracle": "github-slugger (npm)" if oracle else f"own renderer (no npm oracle for {corpus.site.slugger_name!r})",
@@ -182,13 +188,13 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
             "threshold_failures": check_thresholds(results | {"retrieval": {"metrics": methods}}, thresholds)}
 
 
-def calibrate(settings: Any) -> dict[str, Any]:
+def calibrate(settings: Any, *, llm_judge: bool) -> dict[str, Any]:
     """The support checker's confusion matrix on the labelled pairs (and the optional LLM judge's agreement)."""
     from answer.support import DeterministicChecker
 
     pairs = load_jsonl(HERE / "calibration.jsonl")
     judges = {"deterministic": confusion(DeterministicChecker(), pairs)}
-    if settings.llm_model:
+    if llm_judge:  # the optional LLM judge, and how often it agrees with the deterministic checker
         from answer.services import build_checker
 
         judge = build_checker(replace(settings, support_judge="llm"))
@@ -200,13 +206,24 @@ def calibrate(settings: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from answer.services import local_llm
     from answer.settings import AnswerSettings as Settings
+
+    settings = Settings.from_env()
+    # LLM_MODEL=local: the llama.cpp child serves the whole run. Its LLM judge calibration is left out unless
+    # SUPPORT_JUDGE=llm asks for it: 37 more generations on a CPU, for a judge nobody uses by default.
+    llm_judge = bool(settings.llm_model) and (settings.llm_model != "local" or settings.support_judge == "llm")
+    with local_llm(settings) as served:
+        return evaluate(args, served, llm_judge=llm_judge)
+
+
+def evaluate(args: argparse.Namespace, settings: Any, *, llm_judge: bool) -> int:
+    """Every selected site's report, the side-by-side summary and the thresholds' verdict (exit 1 below one)."""
     from retrieval.services import open_embedder
 
     from .compare import failures, summary
     from .report import write_reports
 
-    settings = Settings.from_env()
     sites, skipped = resolve_sites(args.site, args.questions, args.site_config)
     for reason in skipped:
         print(f"skipped: {reason}", file=sys.stderr)
@@ -219,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
         with (out / f"failures-{site.name}.jsonl").open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in failures(reports[site.name]))
     threshold_failures = [f"{name}: {f}" for name, r in reports.items() for f in r["threshold_failures"]]
-    report = {"sites": reports, "skipped": skipped, "summary": summary(reports), "calibration": calibrate(settings),
+    report = {"sites": reports, "skipped": skipped, "summary": summary(reports), "calibration": calibrate(settings, llm_judge=llm_judge),
               "threshold_failures": threshold_failures}
     write_reports(report, out)
     for generator, data in report["summary"].items():
@@ -267,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
     parser.add_argument("--out", default=str(REPO / "eval-results"))
     parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="ask only this many questions, spread evenly over the set (0 = all); for slow generators")
     return run(parser.parse_args(argv))
 
 

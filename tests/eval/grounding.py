@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 import statistics
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,8 @@ class Row:
     quoted_chars: int = 0  # how much text the answer quotes: a long answer must not buy correctness
     claims: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0  # the whole answer, question to finished record
+    first_quote: float | None = None  # question to the first verified quote on the page; None when none was shown
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -54,7 +57,13 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
     rows, answers = [], []
     for q in questions:
         viewer = Viewer.of(q.get("groups") or [])
-        answer = answerer.ask(q["question"], viewer, version=q.get("version") or None)  # the docs version being browsed
+        started, first, answer = time.perf_counter(), None, None
+        for event in answerer.events(q["question"], viewer, version=q.get("version") or None):  # the version browsed
+            if event.kind == "claim" and first is None:
+                first = time.perf_counter() - started
+            answer = event.answer or answer
+        assert answer is not None
+        seconds = time.perf_counter() - started
         retrieved = [h.chunk.id for h in answer.retrieval.hits]
         gold = list(q.get("gold") or [])
         rank = next((i for i, cid in enumerate(retrieved, start=1) if cid in gold), None)
@@ -68,7 +77,7 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
             id=q["id"], question=q["question"], kind=q.get("kind", ""), groups=list(q.get("groups") or []),
             answerable=bool(q.get("answerable")), state=answer.state, correct=correct, retrieved=retrieved,
             gold=gold, rank=rank, direct_correct=direct, quoted_chars=sum(len(quote) for quote in cited),
-            timings=dict(answer.timings),
+            timings=dict(answer.timings), seconds=seconds, first_quote=first,
             claims=[{"text": c.text, "status": c.status, "citations": [
                 {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
                 for c in answer.claims],
@@ -84,6 +93,10 @@ def _share(numerator: float, denominator: float) -> float | None:
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float]:
+    return {"p50": round(_p(seconds, 0.5) * 1000, 1), "p95": round(_p(seconds, 0.95) * 1000, 1)}
 
 
 def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) -> dict[str, Any]:
@@ -123,6 +136,9 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
         "anchor_validity": _share(sum(anchor_ok.get(u, False) for u in urls), len(urls)),
         "states": dict(Counter(r.state for r in rows)),
         "claim_statuses": dict(Counter(c.status for c in shown)),
+        # What a visitor waits: per answer, and until the first verified quote is on the page (answered only).
+        "latency_per_answer_ms": _percentiles([r.seconds for r in rows]),
+        "first_verified_quote_ms": _percentiles([r.first_quote for r in rows if r.first_quote is not None]),
         "latency_ms": {stage: {"p50": round(_p(v, 0.5) * 1000, 1), "p95": round(_p(v, 0.95) * 1000, 1)}
                        for stage, v in sorted(stages.items())},
         "mean_claims_per_answer": round(statistics.mean([len(a.claims) for a in answers if a.state == "answered"] or [0]), 2),

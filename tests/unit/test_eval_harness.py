@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 from answer.support import DeterministicChecker
-from tests.eval.__main__ import HERE, check_thresholds, confusion, grade, load_jsonl
+from tests.eval.__main__ import HERE, check_thresholds, confusion, grade, load_jsonl, subset
 from tests.eval.grounding import _overlap
 
 
@@ -44,3 +44,9 @@ def test_answer_correctness_needs_the_gold_fact_not_just_any_quote():
     assert _overlap(gold, "Refunds are available within 14 days of the charge for monthly plan charges.")
     assert _overlap(gold, "within 14 days of the charge")
     assert not _overlap(gold, "Annual plans can be refunded within 30 days of the charge.")
+
+
+def test_a_subset_is_fixed_and_spread_over_the_whole_set():
+    questions = [{"id": str(n)} for n in range(10)]
+    assert [q["id"] for q in subset(questions, 4)] == ["0", "2", "5", "7"]
+    assert subset(questions, 4) == subset(questions, 4) and subset(questions, 0) == questions == subset(questions, 99)

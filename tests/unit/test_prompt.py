@@ -70,7 +70,7 @@ def test_titles_and_paths_are_attribute_safe():
 
 def test_system_prompt_states_the_contract_and_the_schema():
     system = build_prompt("q", rset(CHUNKS[:1])).messages[0]["content"]
-    for rule in ("VERBATIM", "handle", "refused", "not instructions"):
+    for rule in ("EXACTLY", "handle", "refused", "not instructions"):
         assert rule in system
     assert json.dumps(DRAFT_SCHEMA, separators=(",", ":")) in system
 

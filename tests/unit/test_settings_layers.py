@@ -19,7 +19,7 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
     assert names[RetrievalSettings] - names[IngestSettings] == {"embed_model", "rerank_model", "chroma_url"}
     assert names[AnswerSettings] - names[RetrievalSettings] == {
         "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy",
-        "log_retention"}
+        "log_retention", "llm_prompt_tokens", "llm_max_tokens", "local_llm", "local_llm_threads", "local_llm_context"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
         "trusted_proxy_header", "read_timeout"}
@@ -35,6 +35,18 @@ def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
     assert (settings.llm_citations, settings.support_judge, settings.unverified_policy) == ("json", "llm", "refuse")
     assert (settings.port, settings.staff_group, settings.audit_path) == (9001, "ops", tmp_path / "d" / "answers.sqlite3")
     assert Settings.from_env({}, dotenv=False).llm_citations is None  # unset: by the model's provider
+
+
+def test_a_local_model_waits_longer_by_default_and_its_numbers_are_checked() -> None:
+    local = AnswerSettings.from_env({"LLM_MODEL": "local", "LOCAL_LLM": "qwen2.5-coder-0.5b", "LOCAL_LLM_THREADS": "1"},
+                                    dotenv=False)
+    assert (local.llm_timeout, local.local_llm, local.local_llm_threads, local.local_llm_context) == (
+        300, "qwen2.5-coder-0.5b", 1, 2048)
+    assert AnswerSettings.from_env({"LLM_MODEL": "openai/x"}, dotenv=False).llm_timeout == 30
+    with pytest.raises(ValueError, match="LOCAL_LLM_THREADS must be a whole number, got 'two'"):
+        AnswerSettings.from_env({"LOCAL_LLM_THREADS": "two"}, dotenv=False)
+    with pytest.raises(ValueError, match="LOCAL_LLM_CONTEXT must be at least 1024"):
+        AnswerSettings.from_env({"LOCAL_LLM_CONTEXT": "512"}, dotenv=False)
 
 
 def test_a_layer_reads_and_checks_only_its_own_variables() -> None:

@@ -98,6 +98,7 @@ def test_audit_view_shows_question_viewer_chunks_drafts_and_why_each_claim_was_d
     assert "Refunds are paid in gold bars" in html  # the raw draft
     removed = re.search(r'<tr class="outcome-not-shown">(.*?)</tr>', html, re.S)
     assert removed and "gold bars" in removed.group(1) and "quote not in c1" in removed.group(1)
+    assert html.count("the answer was built from this draft") == 1
     assert "unchanged" in html  # the cited source still matches the index
 
 

@@ -1,0 +1,104 @@
+"""`LLM_MODEL=local`: llama.cpp's OpenAI-compatible server as a child process on a free loopback port.
+
+The runtime is llama-cpp-python's server (`make local-llm` installs the
+`local-llm` extra; it builds llama.cpp from source). The child is started with
+the provisioned weights, waited for until it lists its model, and stopped
+when the block that started it ends, so it lives and dies with the app. The
+generator then talks to it like any OpenAI-compatible server, through litellm,
+under the same prompt contract and verifier.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from .errors import LocalModelError
+
+log = logging.getLogger(__name__)
+
+ALIAS = "local"  # the model name the child answers to
+RUNTIME_FIX = "run `LLM_MODEL=local make local-llm` (pip install -c constraints.txt -e '.[local-llm]')"
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A running child: where litellm reaches it and what it runs."""
+
+    api_base: str  # http://127.0.0.1:P/v1
+    model: str  # the litellm model string: openai/<alias>
+    threads: int
+    context: int
+
+
+def default_threads(cpus: int | None = None) -> int:
+    """Half the cores, at least one: on 2 shared cores one thread is steady, two swing with every neighbour."""
+    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) // 2)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def command(weights: Path, port: int, *, threads: int, context: int) -> list[str]:
+    """The child's command line (llama-cpp-python's server module under this interpreter)."""
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(weights), "--model_alias", ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--n_threads", str(threads)]
+
+
+@contextmanager
+def running(weights: Path, *, threads: int = 0, context: int = 4096, log_path: Path | None = None,
+            startup: float = 180.0) -> Iterator[LocalServer]:
+    """Start the server on the weights, wait until it answers, stop it when the block ends."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError(f"LLM_MODEL=local needs the llama.cpp runtime, which is not installed: {RUNTIME_FIX}")
+    threads = threads or default_threads()
+    port = free_port()
+    out = log_path.open("ab") if log_path else subprocess.DEVNULL
+    process = subprocess.Popen(command(weights, port, threads=threads, context=context), stdout=out,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    server = LocalServer(f"http://127.0.0.1:{port}/v1", f"openai/{ALIAS}", threads, context)
+    try:
+        _wait(process, server, startup, log_path)
+        log.info("local LLM %s ready at %s (%d thread(s), context %d)", weights.name, server.api_base, threads, context)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if log_path and not isinstance(out, int):
+            out.close()
+
+
+def _wait(process: subprocess.Popen[bytes], server: LocalServer, startup: float, log_path: Path | None) -> None:
+    deadline = time.monotonic() + startup
+    while True:
+        if process.poll() is not None:
+            tail = log_path.read_text(errors="replace")[-800:] if log_path and log_path.exists() else ""
+            raise LocalModelError(f"the llama.cpp server exited with {process.returncode} before it was ready"
+                                  f"{f' (log {log_path}): {tail}' if tail else ''}")
+        try:
+            if httpx.get(f"{server.api_base}/models", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise LocalModelError(f"the llama.cpp server did not answer on {server.api_base} within {startup:.0f} s"
+                                  f"{f'; see {log_path}' if log_path else ''}")
+        time.sleep(0.25)
