@@ -71,17 +71,17 @@ def _wait(tat: float, rate: Rate, now: float) -> float:
 class SQLiteLimiter:
     """Budgets in a SQLite table every worker sharing the database reads (WAL, busy timeout)."""
 
-    def __init__(self, path: Path, *, timeout: float = 2.0) -> None:
+    def __init__(self, path: Path, *, timeout: float = 10.0) -> None:
         self.path = Path(path)
-        self.timeout = timeout
+        self.timeout = timeout  # a budget is one short write: waiting on a busy machine beats counting nothing
         self._takes = 0
         self._ready = False
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        connection.execute("PRAGMA journal_mode=WAL")
-        if not self._ready:
+        if not self._ready:  # WAL is a property of the file: set once, not on every request's connection
+            connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(_SCHEMA)
             self._ready = True
         return connection
