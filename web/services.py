@@ -33,7 +33,7 @@ from retrieval.viewer import Viewer
 
 from .settings import Settings
 from .thread import Threads
-from .thread_ids import thread_secret
+from .thread_ids import ThreadSecretError, thread_secret
 
 log = logging.getLogger(__name__)
 MAX_SUGGESTIONS = 4
@@ -104,7 +104,10 @@ class Services:
         """What signs thread ids: THREAD_SECRET, else a file beside the answer log; with no log, threads die with the process, and so does this."""
         audit = self.audit
         if self.settings.thread_secret or audit is not None:
-            return thread_secret(self.settings.thread_secret, audit.path.parent if audit else self.settings.data_dir)
+            try:
+                return thread_secret(self.settings.thread_secret, audit.path.parent if audit else self.settings.data_dir)
+            except ThreadSecretError as exc:  # the log's folder is unusable too: that costs lasting links, never the answer
+                log.error("%s; thread links last only while this process runs", exc)
         return secrets.token_hex(32).encode("ascii")
 
     def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
