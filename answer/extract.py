@@ -31,10 +31,10 @@ from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from .asides import asks_history, is_history, is_navigation
-from .question import Question
+from .question import DEFAULT, Question
 from .shape import shape_fit
 from .spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
-from .support import key_terms
+from .support import key_terms, lexical_terms
 from .vocabulary import EMPTY, Vocabulary
 
 
@@ -312,7 +312,7 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
     """Rarity-weighted share of the question's focus terms found in the span, its table header or its headings."""
     if not question.focus:
         return 0.0
-    found = key_terms(" ".join((span.text, span.header, span.context)))
+    found = lexical_terms(" ".join((span.text, span.header, span.context)))
     total = sum(vocabulary.weight(t) for t in question.focus)
     return sum(vocabulary.weight(t) for t in question.focus & found) / total if total else 0.0
 
@@ -320,8 +320,9 @@ def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> 
 def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
     # The statement's own shape decides ("…is suspended:" states no condition even when a list item after it does);
-    # the block it introduces makes it steps.
-    return shape_fit(question.kind, span.statement, item=span.kind == ITEM or bool(span.introduces), header=span.header,
+    # the block it introduces makes it steps, and names the default when the block does ("- `note` (the default)").
+    text = span.text if question.kind == DEFAULT else span.statement
+    return shape_fit(question.kind, text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
                      lead=span.lead, heading=span.context if span.lead else "")
 
 

@@ -25,7 +25,12 @@ _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
     r"limit|size|number|amount|percentage|price|cost|timeout|duration|length)|at (most|least)|up to|"
     r"max(imum)?|min(imum)?|which port|what port|how quickly|by when|until when|what deadline)\b", re.IGNORECASE)
-_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b", re.IGNORECASE)
+# "What size is the viewport if I never call cy.viewport?" asks for the default as surely as "default" does.
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b|"
+                      r"\b(?:if|when|unless) (?:i|we|you) (?:never|don't|do not|haven't|have not) (?:call|set|specify|pass|"
+                      r"configure|change|provide|give|touch|override)\b|"
+                      r"\bwithout (?:setting|specifying|passing|configuring|changing|calling|providing|overriding)\b",
+                      re.IGNORECASE)
 _HOWTO = re.compile(
     r"^\s*(how (do|can|should|would) (i|we|you|one)|how to|what (do|can|should) (i|we) do|what steps|"
     r"steps to|where do i|is there a way to)\b|\bwhat can we do\b|\bany idea\b", re.IGNORECASE)

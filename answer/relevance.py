@@ -25,11 +25,12 @@ from dataclasses import dataclass, replace
 
 from retrieval.search import Hit, RetrievalSet
 
+from .asides import asks_history, is_history
 from .conflicts import disagree
 from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .findings import Finding
 from .question import Question, analyze
-from .support import key_terms
+from .support import key_terms, lexical_terms
 from .verify import DIRECT, SUPPORTING, Claim
 from .vocabulary import Vocabulary
 
@@ -133,7 +134,7 @@ def absent_share(question: Question, hits: Sequence[Hit], vocabulary: Vocabulary
         return 0.0
     present: set[str] = set()
     for hit in hits:
-        present |= key_terms(_section_text(hit))
+        present |= lexical_terms(_section_text(hit))
     total = sum(vocabulary.weight(t) for t in question.focus)
     return sum(vocabulary.weight(t) for t in question.focus if t not in present) / total if total else 0.0
 
@@ -176,7 +177,7 @@ class RelevanceJudge:
         absent = absent_share(question, readable_hits(rset), vocabulary)
         direct = None
         first_reasons: tuple[str, ...] = ()
-        for scored in ranked[:5]:  # the best few: a span failing only on a name may have a neighbour that passes
+        for scored in current_first(question, ranked[:5]):  # a span failing only on a name may have a neighbour that passes
             verdict = self.gate.direct(question, scored, rset.get(scored.span.handle), absent, vocabulary)  # type: ignore[arg-type]
             if verdict.answers:
                 direct = scored
@@ -232,6 +233,19 @@ class RelevanceJudge:
             else:
                 set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
         return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=bool(rivals))
+
+
+def current_first(question: Question, ranked: Sequence[Scored]) -> list[Scored]:
+    """The spans in rank order, those about how things were (a past version, a changelog) after every current one.
+
+    History is context: "3.5.0 | Increased max viewport size" must not lead while a current statement of the
+    same thing also answers. It still leads when nothing current passes the gate, or when the question asks
+    about versions and changes.
+    """
+    if asks_history(question.text):
+        return list(ranked)
+    past = [s for s in ranked if is_history(s.span.statement, s.span.context)]
+    return [s for s in ranked if s not in past] + past
 
 
 def _rivals(direct: Scored, other: Scored, rset: RetrievalSet) -> bool:

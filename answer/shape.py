@@ -23,6 +23,9 @@ _NUMBER = re.compile(r"(?<![\w-])\d")
 _ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
 _NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
                           re.IGNORECASE)
+# "There is no explicit file size limit" answers "Is there a maximum file size?": the amount is none.
+_NO_LIMIT = re.compile(r"\b(?:no|without(?: an?| any)?)(?:\s+[\w-]+){0,3}?\s+(?:limits?|maximum|max|cap|quota|ceiling)\b|"
+                       r"\b(?:is|are)\s+not\s+(?:limited|capped)\b", re.IGNORECASE)
 _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
                          r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
                          r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
@@ -53,6 +56,6 @@ def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lea
 
 
 def states_quantity(text: str) -> bool:
-    """A number that is not part of an identifier ("5 business days", "`24`", "15%"), or a number word."""
+    """A number that is not part of an identifier ("5 business days", "`24`", "15%"), a number word, or "no limit"."""
     text = _ROUND_THE_CLOCK.sub(" ", text)
-    return bool(_NUMBER.search(text)) or bool(_NUMBER_WORD.search(text))
+    return bool(_NUMBER.search(text) or _NUMBER_WORD.search(text) or _NO_LIMIT.search(text))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ingest.text import TERM_STOPWORDS as STOPWORDS
-from ingest.text import has_negation, stem, term_words
+from ingest.text import compound_parts, has_negation, stem, term_words
 
 from .normalize import normalize
 
@@ -48,6 +48,15 @@ def key_terms(text: str) -> set[str]:
     """Content words of a text, stemmed; what a claim must not add beyond its quotes."""
     words = term_words(normalize(text).text)
     return {stem(w) for w in words if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
+
+
+def lexical_terms(text: str) -> set[str]:
+    """Key terms of a text and of the words inside its compound names: what a section mentions, for the answerer.
+
+    Not used to check support: a claim is held to the quote's own words.
+    """
+    parts = compound_parts(text)
+    return key_terms(text) | key_terms(parts) if parts else key_terms(text)
 
 
 def _as_written(stems: set[str], text: str) -> list[str]:

@@ -13,8 +13,8 @@ import pytest
 from answer.asides import asks_history, is_history, is_navigation
 from answer.conflicts import amounts, disagree
 from answer.draft import Draft, DraftClaim, Quote
-from answer.extract import AnswerExtractor, spans_of
-from answer.relevance import RelevanceJudge
+from answer.extract import AnswerExtractor, coverage, spans_of
+from answer.relevance import AnswerGate, RelevanceJudge
 from answer.spans import introduced_block, units
 from answer.verify import text_fragment, verify
 from retrieval.search import renumber
@@ -162,3 +162,57 @@ def test_a_sentence_already_quoted_is_not_quoted_again_from_a_copy():
     chosen, _ = judge.pick(judge.question("Which Node.js versions does Cypress support?"), rset)
     texts = [" ".join(s.span.text.split()) for s in chosen]
     assert len(texts) == len(set(texts))
+
+
+def test_a_changelog_row_never_leads_while_a_current_statement_answers():
+    changelog = make_chunk("api/viewport", "history", "Version | Changes\n--- | ---\n3.5.0 | Increased max viewport size to `4000`",
+                           title="viewport", heading="History")
+    current = make_chunk("api/viewport", "limits", "A viewport can be at most 4000 pixels wide.", title="viewport",
+                         heading="Limits")
+    rset = renumber("q", Viewer.anonymous(), [(changelog, 1.0), (current, 0.9)])
+    judge = RelevanceJudge(AnswerExtractor(), AnswerGate(floor=0.0, quantity_focus=0.0))
+    question = judge.question("What is the max viewport size?")
+    ranked = judge.extractor.rank(question, rset)
+    assert ranked[0].span.handle == "c1"  # by score alone the history row would lead
+    chosen, _ = judge.pick(question, rset)
+    assert chosen[0].span.text == current.text
+    asked = judge.question("What changed about the max viewport size in 3.5.0?")  # asking about changes, history answers
+    assert judge.pick(asked, rset)[0][0].span.handle == "c1"
+
+
+@pytest.mark.parametrize("sentence", ["There is no explicit file size limit in Cypress itself.",
+                                      "Files have no size limit.", "The size of a file is not limited."])
+def test_stating_there_is_no_limit_answers_a_quantity_question(sentence):
+    from answer.shape import states_quantity
+
+    assert states_quantity(sentence)
+    assert not states_quantity("Large files are slow to load.")
+    rset = renumber("q", Viewer.anonymous(), [(make_chunk("api/fixture", "size", sentence, title="fixture"), 1.0)])
+    judge = RelevanceJudge(AnswerExtractor(), AnswerGate(floor=0.0, quantity_focus=0.0, max_absent=1.0))
+    assert judge.pick(judge.question("What is the maximum file size?"), rset)[0]
+
+
+@pytest.mark.parametrize("question", ["What size is the browser viewport if I never call cy.viewport?",
+                                      "Which port does the server use without setting PORT?",
+                                      "What happens when you don't configure a timeout?"])
+def test_a_question_about_what_happens_when_nothing_is_set_asks_for_the_default(question):
+    assert RelevanceJudge(AnswerExtractor()).question(question).kind == "default"
+
+
+def test_a_list_introduced_by_a_sentence_names_the_default_for_a_default_question():
+    text = "The type of aside to display:\n\n- `note` asides (the default) are blue.\n- `tip` asides are purple."
+    judge = RelevanceJudge(AnswerExtractor())
+    question = judge.question("If I don't set a type on an Aside, what kind of aside do I get?")
+    shown = [s for s in judge.extractor.rank(question, renumber("q", Viewer.anonymous(), [(hit_of(text).chunk, 1.0)]))
+             if s.span.introduces]
+    assert shown and shown[0].features.get("type", 0) > 0
+
+
+def test_the_words_inside_a_compound_name_count_as_what_a_section_mentions():
+    from ingest.text import compound_parts
+
+    assert compound_parts("`retryOnNetworkFailure` and max_retries, cy.get") == "retry On Network Failure max retries"
+    row = make_chunk("api/request", "options", "`retryOnNetworkFailure` | `true` | Retries up to 4 times.", title="request")
+    question = RelevanceJudge(AnswerExtractor()).question("How often is a network failure retried?")
+    span = spans_of(renumber("q", Viewer.anonymous(), [(row, 1.0)]).hits[0], 0)[0]
+    assert coverage(question, span) == 1.0
