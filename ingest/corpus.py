@@ -67,6 +67,17 @@ class Corpus:
         found = [*self.notes, *(w for page in self.pages for w in page.warnings), *(str(link) for link in self.broken_links)]
         return list(dict.fromkeys(found))  # a partial rendered by several pages is reported once
 
+    @functools.cached_property
+    def versions(self) -> frozenset[str]:
+        """The docs versions the site declares: `default_version` and front-matter `version`s.
+
+        A page without a declared version carries its content hash as `version`
+        (so the copies of a page stay apart); that is no version a reader knows,
+        and nothing shows it as one.
+        """
+        declared = {str(p.front_matter["version"]) for p in self.pages if p.front_matter.get("version")}
+        return frozenset(declared | ({self.site.default_version} if self.site.default_version else set()))
+
     def page(self, slug: str) -> Page | None:
         return next((p for p in self.pages if p.slug == slug), None)
 

@@ -67,6 +67,23 @@ def test_verified_answer_shows_quotes_with_chips_cards_and_one_source_each():
     assert '<span class="num">1</span>' in sources  # the side panel uses the chip's number
 
 
+def test_a_site_without_versions_names_no_version_on_the_card(tmp_path):
+    """A page with no declared version carries its content hash as `version`: never shown as "Docs version …"."""
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "site.toml").write_text('[site]\nname = "Unversioned"\nbase_url = "/docs"\n')
+    (content / "refunds.mdx").write_text(f"---\ntitle: Refunds\n---\n\n## Refund windows\n\n{QUOTE}\n")
+    unversioned = replace(REFUNDS, doc_version="4889a1eee026")
+    html = turn_html(client(GOOD, chunks=(unversioned,), content_dir=content).post("/ask", data={"question": "refund window?"}).text)
+    card = html[html.index('class="card"'):]
+    assert f"<mark>{QUOTE}</mark>" in card and "Open source" in card
+    assert "4889a1eee026" not in html and "Docs version" not in html and "From the" not in html
+
+    versioned = turn_html(client(GOOD, chunks=(replace(REFUNDS, doc_version="1.9"),)).post(  # content/ has versions
+        "/ask", data={"question": "refund window?"}).text)
+    assert "Docs version 1.9" in versioned and "From the 1.9 docs" in versioned
+
+
 def test_partial_claims_are_labelled():
     html = turn_html(client(PARTIAL).post("/ask", data={"question": "refund window?"}).text)
     assert "status-partial" in html and "Partly supported" in html
