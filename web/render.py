@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from answer.followup import Rewrite
 from answer.pipeline import Answer
 from answer.settings import UnverifiedPolicy
 from answer.verify import Citation, Claim, text_fragment
@@ -102,8 +103,12 @@ class TurnView:
 
     @property
     def searched(self) -> str:
-        """The standalone question searched for, when it differs from what was typed ("Searched for: …")."""
-        return self.question if self.asked and self.asked != self.question else ""
+        """The standalone question searched for, when it differs from what was typed ("Searched for: …").
+
+        Only one that reads as a question is printed (`Rewrite.shown`, the same rule the stream follows): a
+        broken splice of the earlier subject is still what was searched, but shown it only confuses.
+        """
+        return self.question if self.asked and Rewrite(self.asked, self.question).shown else ""
 
     @property
     def markdown(self) -> str:

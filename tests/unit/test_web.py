@@ -194,6 +194,20 @@ def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_s
     assert app.post("/api/ask", json={"question": "x?", "thread_id": "../etc"}).status_code == 400
 
 
+def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_never_printed(tmp_path):
+    """"Can refunds be raised?" then "How do I do that?" splices into "How do I do refunds be raised?"."""
+    app = client(GOOD, GOOD, GOOD, tmp_path=tmp_path)
+    first = app.post("/api/ask", json={"question": "Can refunds be raised?"}).json()
+    body = app.post("/api/ask", json={"question": "How do I do that?", "thread_id": first["thread_id"],
+                                      "owner_token": first["owner_token"]}).json()
+    assert body["question"] == "How do I do refunds be raised?" and body["rewritten"]  # what was searched
+    page = app.get(f"/?thread={first['thread_id']}").text  # the restored thread
+    assert "Searched for" not in page and "refunds be raised" not in page.split("How do I do that?", 1)[1]
+    stream = app.get("/ask/stream", params={"question": "How do I do that?", "turn": "t9",
+                                            "thread": first["thread_id"], "owner": first["owner_token"]}).text
+    assert "event: retrieved" in stream and "Searched for" not in stream  # nor while streaming
+
+
 @pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])
 def test_a_shared_thread_shows_a_visitor_only_turns_whose_every_source_they_may_read(tmp_path, logged):
     secret = make_chunk("internal/overrides", "refund-overrides", "Staff may override the refund window up to 90 days.",
