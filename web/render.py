@@ -110,6 +110,11 @@ class TurnView:
         return self.question if self.asked and Rewrite(self.asked, self.question).shown else ""
 
     @property
+    def site_query(self) -> str:
+        """What a refusal offers to search the site for: the rewrite when it reads as a question, else what was typed."""
+        return self.question if not self.asked or self.asked == self.question or self.searched else self.asked
+
+    @property
     def markdown(self) -> str:
         """The answer as Markdown for "Copy answer": each quote with its source link, then the sources."""
         lines = [f"**{self.asked or self.question}**", ""]

@@ -208,6 +208,15 @@ def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_never_printe
     assert "event: retrieved" in stream and "Searched for" not in stream  # nor while streaming
 
 
+def test_a_refused_follow_up_offers_the_site_search_for_what_was_typed_when_its_rewrite_reads_badly(tmp_path):
+    app = client(GOOD, draft(refused=True), tmp_path=tmp_path)
+    first = app.post("/api/ask", json={"question": "Can refunds be raised?"}).json()
+    app.post("/api/ask", json={"question": "How do I do that?", "thread_id": first["thread_id"],
+                               "owner_token": first["owner_token"]})
+    page = app.get(f"/?thread={first['thread_id']}").text
+    assert "Search the docs for “How do I do that?”" in page and "do refunds be raised" not in page
+
+
 @pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])
 def test_a_shared_thread_shows_a_visitor_only_turns_whose_every_source_they_may_read(tmp_path, logged):
     secret = make_chunk("internal/overrides", "refund-overrides", "Staff may override the refund window up to 90 days.",
