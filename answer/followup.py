@@ -7,7 +7,9 @@ pronoun standing for the earlier subject, "what about …", or a fragment with
 no subject of its own) borrows the previous turn's subject; a follow-up that
 names its own subject is searched as typed. With an LLM, the model condenses
 the thread into one question. Either way the rewrite is shown to the visitor
-("Searched for: …"), so a wrong guess is visible and can be re-asked.
+("Searched for: …"), so a wrong guess is visible and can be re-asked, when it
+reads as a question (`reads_as_question`); a rewrite that does not is still
+searched (it carries the earlier subject) but never printed as a broken sentence.
 """
 
 from __future__ import annotations
@@ -47,6 +49,96 @@ class Rewrite:
     @property
     def rewritten(self) -> bool:
         return self.question != self.asked
+
+    @property
+    def shown(self) -> bool:
+        """Whether to print "Searched for: …": a rewrite that does not read as a question is searched, not shown."""
+        return self.rewritten and reads_as_question(self.question)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# What a direct question in English starts with: a question word or an auxiliary put before its subject.
+_QUESTION_WORDS = _words("how what when where why which who whom whose")
+_AUXILIARIES = _words("do does did can could should would will may might must shall is are am was were has have had")
+_DO = frozenset(("do", "does", "did"))
+# A second finite verb after the lead: a second clause, unless a word that starts a clause or an infinitive
+# comes first ("How do I know if it is…", "… which events can be replayed", "to be", "make sure … will").
+_SECOND_VERB = _words("do does did can could should would will may might must shall is are was were")
+_CLAUSE_START = _words("if when whether that so because while after before until unless once which who what how "
+                       "where why to sure")
+_PRONOUNS = _words("i we you they one")
+_PREPOSITIONS = _words("for with to on in from at by of about")
+_OBJECT_START = _words("that this it so them")  # "How do I do that?"; "do" + a spliced-in subject is not
+# Words that open a sentence; capitalised in the middle of one, they are a second sentence run in ("Can I change
+# What's the longest …", "Is On which day …", "How do I do We're a registered charity …").
+_OPENERS = _QUESTION_WORDS | _AUXILIARIES | _words(
+    "if on at after before in for we you my our your their the a an this that there when")
+_DETERMINER_WORDS = _words("the a an my our your their this that")
+_TOKEN_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|,\s*(?:is|are|do|does|did|can|how|what|when|where|why|which)\b", re.IGNORECASE)
+_TRAILING_NOTE = re.compile(r"(?P<question>.*?)\s*\((?P<note>[^()]*)\)\?")
+
+
+def reads_as_question(text: str) -> bool:
+    """True when `text` reads as one direct question, so it can be shown to the visitor as what was searched.
+
+    A deliberately simple check of the ways a carried-over subject breaks the sentence, each seen in real
+    rewrites of content/ and Starlight threads:
+
+    - one sentence ending in "?" (not "… up front. Can I …?", nor "… a charity, is there …?" run in);
+    - it starts with a question word or an auxiliary;
+    - no word or preposition doubled ("… of an Aside for for badges?", "… with npm for with yarn?");
+    - no sentence opener mid-sentence ("Can I change What's the longest …?");
+    - after the lead auxiliary, no second finite verb outside a subordinate clause ("Is long do I have to
+      ask …?", "How do I do limits be raised?", "Is API host should a workspace … call configurable?");
+    - "do" as the verb takes a pronoun ("How do I do that?", not "How do I do the FD-4292 error mean?");
+    - a trailing note in parentheses is a phrase, not a clause ("Why (the default request timeout of the
+      SDKs)?" reads, "Why (long do I have to …)?" does not).
+
+    It knows no parts of speech, so it can pass a clumsy question; what it fails is searched, never printed.
+    """
+    text = " ".join(text.split())
+    if not text.endswith("?") or _SENTENCE_END.search(text[:-1]):
+        return False
+    note = _TRAILING_NOTE.fullmatch(text)
+    if note:
+        if not _is_phrase(note.group("note")):
+            return False
+        text = note.group("question") + "?"
+    tokens = [t.replace("’", "'") for t in _TOKEN_WORD.findall(text)]
+    words = [t.lower() for t in tokens]
+    if not words or words[0].split("'")[0] not in _QUESTION_WORDS | _AUXILIARIES:
+        return False
+    if any(a == b or (a in _PREPOSITIONS and b in _PREPOSITIONS) for a, b in zip(words, words[1:], strict=False)):
+        return False  # "… an Aside for for badges?", "… with npm for with yarn?"
+    if any(t[0].isupper() and w.split("'")[0] in _OPENERS for t, w in zip(tokens[1:], words[1:], strict=True)):
+        return False
+    lead = next((i for i, w in enumerate(words[:4]) if w in _AUXILIARIES), None)
+    if lead is None:
+        return True
+    rest = lead + 1
+    if words[rest:rest + 1] and words[rest] in _PRONOUNS and words[rest + 1:rest + 2] == ["do"]:  # "How do I do …"
+        if words[rest + 2:rest + 3] and words[rest + 2] not in _OBJECT_START:
+            return False  # "How do I do long …": the subject spliced in for "that" is no object
+        rest += 2
+    for word in words[rest:]:
+        if word in _CLAUSE_START:
+            break
+        if word in _SECOND_VERB or (word == "be" and words[lead] in _DO):
+            return False
+    return True
+
+
+def _is_phrase(note: str) -> bool:
+    """A parenthesised subject is a phrase ("rotate an API key"), never a clause with its own auxiliary."""
+    tokens = [t.replace("’", "'") for t in _TOKEN_WORD.findall(note)]
+    if not tokens or "," in note or tokens[0].lower() in _OPENERS - _DETERMINER_WORDS:
+        return False
+    return not any(t.lower() in _AUXILIARIES or (t[0].isupper() and t.lower().split("'")[0] in _OPENERS)
+                   for t in tokens[1:]) and tokens[0].lower() not in _AUXILIARIES
 
 
 class Condenser(Protocol):

@@ -36,6 +36,7 @@ class Corpus:
     site: SiteConfig
     pages: tuple[Page, ...]
     failures: tuple[PageError, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # warnings about the folder as a whole (a preset's layout missing)
 
     def chunks(self) -> list[Chunk]:
         """Every chunk to index: near-duplicates (see dedupe.py) are left out in favour of their canonical chunk."""
@@ -63,8 +64,19 @@ class Corpus:
     @property
     def warnings(self) -> list[str]:
         """Everything worth an author's look that did not stop a page from being used, as `file:line: reason`."""
-        found = [w for page in self.pages for w in page.warnings] + [str(link) for link in self.broken_links]
+        found = [*self.notes, *(w for page in self.pages for w in page.warnings), *(str(link) for link in self.broken_links)]
         return list(dict.fromkeys(found))  # a partial rendered by several pages is reported once
+
+    @functools.cached_property
+    def versions(self) -> frozenset[str]:
+        """The docs versions the site declares: `default_version` and front-matter `version`s.
+
+        A page without a declared version carries its content hash as `version`
+        (so the copies of a page stay apart); that is no version a reader knows,
+        and nothing shows it as one.
+        """
+        declared = {str(p.front_matter["version"]) for p in self.pages if p.front_matter.get("version")}
+        return frozenset(declared | ({self.site.default_version} if self.site.default_version else set()))
 
     def page(self, slug: str) -> Page | None:
         return next((p for p in self.pages if p.slug == slug), None)
@@ -85,6 +97,20 @@ def pages_folder(root: Path, site: SiteConfig) -> Path:
     """Where the pages live: the preset's folder (Starlight's `src/content/docs`) when it exists, else `root`."""
     subdir = site.rules.content_subdir
     return root / subdir if subdir and (root / subdir).is_dir() else root
+
+
+def layout_notes(root: Path, site: SiteConfig) -> tuple[str, ...]:
+    """A warning when the preset expects its pages in a folder this content folder lacks.
+
+    Pointing `CONTENT_DIR` at the docs folder itself is fine, but pointing it at
+    the wrong folder used to index whatever was there without a word; the one
+    line says which folder was used, so an author can tell the two apart.
+    """
+    subdir = site.rules.content_subdir
+    if not subdir or (root / subdir).is_dir():
+        return ()
+    return (f"{root / 'site.toml'}: preset {site.preset!r} expects its pages under {subdir}/, which {root} does not "
+            f"have; reading pages from {root} itself",)
 
 
 def load_corpus(root: Path, site: SiteConfig | None = None, *,
@@ -128,4 +154,4 @@ def load_corpus(root: Path, site: SiteConfig | None = None, *,
             continue
         seen[page.slug] = source
         pages.append(page)
-    return Corpus(root=root, site=site, pages=tuple(pages), failures=tuple(failures))
+    return Corpus(root=root, site=site, pages=tuple(pages), failures=tuple(failures), notes=layout_notes(root, site))

@@ -40,6 +40,7 @@ from typing import Any
 from ingest.corpus import Corpus
 from ingest.documents import Chunk
 from ingest.errors import PageError
+from ingest.ids import doc_id
 
 from .embedder import Embedder
 from .errors import IndexMismatchError
@@ -310,19 +311,30 @@ def _count_pages(
     failed_sources: set[str],
     plan: Plan,
 ) -> None:
+    """Count pages by what the index holds for each, keyed by page (`doc_id`), not by the file a chunk came from.
+
+    A chunk spliced in from a partial names the partial's file as its source, so
+    counting by source made a page that renders only partials "added" on every
+    run (and each partial "removed"). A page with nothing to index (front matter
+    only, a splash page, text that is all near-duplicates of another page) has
+    nothing stored before or after: it is unchanged, not added again each run.
+    """
     before: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for cid, row in previous.items():
-        before[row.chunk.source].add((cid, row.hash))
+        before[row.chunk.doc_id].add((cid, row.hash))
     after: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for chunk in chunks:
-        after[chunk.source].add((chunk.id, chunk.hash))
-    touched = {chunk.source for chunk in plan.update}
+        after[chunk.doc_id].add((chunk.id, chunk.hash))
+    touched = {chunk.doc_id for chunk in plan.update}
     for page in corpus.pages:
-        if page.source not in before:
+        key = doc_id(page.slug)
+        if key not in before and after.get(key):
             report.pages_added += 1
-        elif before[page.source] == after[page.source] and page.source not in touched:
+        elif before.get(key, set()) == after.get(key, set()) and key not in touched:
             report.pages_unchanged += 1
         else:
             report.pages_changed += 1
-    current = {page.source for page in corpus.pages}
-    report.pages_removed = len(set(before) - current - failed_sources)
+    current = {doc_id(page.slug) for page in corpus.pages}
+    failed = {row.chunk.doc_id for row in previous.values() if row.chunk.source in failed_sources}
+    failed |= {doc_id(corpus.site.rules.page_slug(source)) for source in failed_sources}
+    report.pages_removed = len(set(before) - current - failed)

@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from answer.followup import Rewrite
 from answer.pipeline import Answer
 from answer.settings import UnverifiedPolicy
 from answer.verify import Citation, Claim, text_fragment
@@ -84,7 +85,6 @@ class Source:
     href: str | None
     quotes: tuple[str, ...]
     number: int = 0  # the same number its chips carry
-    quotes_html: tuple[Markup, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,17 @@ class TurnView:
 
     @property
     def searched(self) -> str:
-        """The standalone question searched for, when it differs from what was typed ("Searched for: …")."""
-        return self.question if self.asked and self.asked != self.question else ""
+        """The standalone question searched for, when it differs from what was typed ("Searched for: …").
+
+        Only one that reads as a question is printed (`Rewrite.shown`, the same rule the stream follows): a
+        broken splice of the earlier subject is still what was searched, but shown it only confuses.
+        """
+        return self.question if self.asked and Rewrite(self.asked, self.question).shown else ""
+
+    @property
+    def site_query(self) -> str:
+        """What a refusal offers to search the site for: the rewrite when it reads as a question, else what was typed."""
+        return self.question if not self.asked or self.asked == self.question or self.searched else self.asked
 
     @property
     def markdown(self) -> str:
@@ -218,24 +227,24 @@ def same_text(a: str, b: str) -> bool:
 
 def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
             numbers: ChipNumbers | None = None) -> tuple[Source, ...]:
-    """Each cited section once, in order of first citation, with its distinct quotes and its chips' number."""
+    """Each cited section once, in order of first citation, with its distinct quotes and its chips' number.
+
+    The side panel lists the sections by title only: their quotes are in the answer already, beside their chips.
+    """
     numbers = numbers if numbers is not None else ChipNumbers()
-    link = partial(is_site_url, site=site)
     order: dict[str, Source] = {}
     for claim in claims:
         for c in claim.citations:
             hit = resolve(rset, c)
             if hit is None:
                 continue
-            shown = quote_html(hit.chunk.text, c.start, c.end, header=c.table_header, link=link)
             found = order.get(c.chunk_id)
             if found is None:
                 chunk = hit.chunk  # titles come from the resolved chunk, like the link (see cite_view)
                 order[c.chunk_id] = Source(c.handle, chunk.title, section_path(chunk.title, chunk.heading_path),
-                                           source_href(hit, c, site), (c.quote,), numbers.of(c.chunk_id), (shown,))
+                                           source_href(hit, c, site), (c.quote,), numbers.of(c.chunk_id))
             elif c.quote not in found.quotes:
-                order[c.chunk_id] = Source(found.handle, found.title, found.heading_path, found.href,
-                                           found.quotes + (c.quote,), found.number, found.quotes_html + (shown,))
+                order[c.chunk_id] = replace(found, quotes=found.quotes + (c.quote,))
     return tuple(order.values())
 
 

@@ -148,7 +148,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
         if event.kind == "retrieved" and event.retrieval is not None:
             rset = event.retrieval
             yield sse("retrieved", state.fragment("_looked_at.html", context | {
-                "looked": looked_at(rset, site), "searched": rewritten.question if rewritten.rewritten else ""}), number)
+                "looked": looked_at(rset, site), "searched": rewritten.question if rewritten.shown else ""}), number)
         elif event.kind == "claim" and rset is not None and event.claim is not None:
             claims += 1
             claim = render.claim_view(event.claim, rset, site, tid, claims, numbers)

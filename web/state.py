@@ -43,8 +43,10 @@ class AppState:
         return read_viewer(header, request.scope.get("headers") or [])
 
     def context(self, request: Request) -> dict[str, object]:
-        """What every full page's frame needs: the site and whether the reader is staff (for the audit link)."""
-        return {"site": self.services.corpus.site, "staff": self.settings.staff_group in self.viewer(request).groups}
+        """What every page and fragment needs: the site, its declared docs versions, and whether the reader is staff."""
+        corpus = self.services.corpus
+        return {"site": corpus.site, "versions": corpus.versions,
+                "staff": self.settings.staff_group in self.viewer(request).groups}
 
     def page(self, request: Request, name: str, extra: dict[str, object], status_code: int = 200) -> Response:
         return self.templates.TemplateResponse(request, name, self.context(request) | extra, status_code=status_code)
@@ -62,7 +64,7 @@ class AppState:
         """The docs version a reader is browsing, if it is one the site has; anything else is ignored."""
         if not isinstance(value, str) or not value.strip():
             return None
-        return value.strip() if value.strip() in {page.version for page in self.services.corpus.pages} else None
+        return value.strip() if value.strip() in self.services.corpus.versions else None
 
     def view(self, answer: Answer, tid: str | None = None, asked: str = "") -> render.TurnView:
         return render.turn_view(answer, self.services.corpus.site, tid or answer.id, self.settings.unverified_policy,

@@ -209,7 +209,7 @@ def test_follow_up_keeps_each_turns_own_citations(page, live_url, shots):
         looked = {}
         for item in turn.locator(".looked-at li").all():  # one entry per section, naming every retrieved part
             for handle in item.get_attribute("data-handles").split():
-                looked[handle] = item.inner_text()
+                looked[handle] = item.text_content()  # folded under "Looked at": not rendered, still there
         for chip in turn.locator(".chip").all():
             handle = chip.get_attribute("data-handle")
             title = turn.locator("#" + chip.get_attribute("aria-describedby") + " .card-title").inner_text()

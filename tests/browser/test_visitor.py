@@ -113,9 +113,10 @@ def test_copy_answer_puts_markdown_with_quotes_and_links_on_the_clipboard(browse
         turn.locator(".copy-answer").click()
         turn.locator(".copy-answer", has_text="Copied").wait_for()
         text = page.evaluate("navigator.clipboard.readText()")
-        quote = turn.locator(".claim .quote").first.get_attribute("class") and turn.locator(".chip").first
+        chip = turn.locator(".chip").first
         assert text.startswith(f"**{QUESTION}**") and "30 seconds" in text
-        assert f"]({quote.get_attribute('href')})" in text  # each quote carries its deep link
+        assert f"]({live_url}{chip.get_attribute('href')})" in text  # each quote carries its deep link, absolute
+        assert "](/" not in text  # a path ("/docs/…") breaks once pasted anywhere else
         page.screenshot(path=str(shots / "26-copy-answer.png"))
         page.goto(live_url + "/docs/getting-started/installation")
         block = page.locator(".code-block").first

@@ -202,3 +202,33 @@ def test_the_widget_keeps_its_own_thread_and_a_tab_holding_a_copied_thread_id_fo
     asked = sqlite3.connect(root / "answers.sqlite3").execute(
         "SELECT asked FROM turns WHERE thread_id = ? ORDER BY position", (thread,)).fetchall()
     assert asked == [(QUESTION,), ("How do I change it?",)]
+
+
+def test_the_widget_hover_card_stays_inside_the_panel_whatever_the_chips_position(page, sites, shots):
+    """The card hung off the chip's right edge and reached left of the panel, where the thread's scroll box cut it."""
+    host, _, _ = sites
+    page.goto(host + "/")
+    widget = page.locator("#docs-chat-widget")
+    widget.locator(".launcher").click()
+    widget.locator(".composer input").fill(QUESTION)
+    widget.locator(".composer button").click()
+    turn = widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first
+    turn.wait_for()
+    assert widget.locator(".composer input").get_attribute("placeholder") == "Ask a follow-up question…"
+    panel = widget.locator(".panel").bounding_box()
+    chips = turn.locator(".chip").all()
+    assert chips
+    leftmost = min(chips, key=lambda c: c.bounding_box()["x"])
+    assert leftmost.bounding_box()["x"] - panel["x"] < 0.8 * panel["width"]  # a card as wide as the old one overflowed
+    for chip in [leftmost, *chips]:
+        chip.hover()
+        card = widget.locator("#" + chip.get_attribute("aria-describedby"))
+        card.wait_for(state="visible")
+        box = card.bounding_box()
+        inside = (box["x"] >= panel["x"] and box["x"] + box["width"] <= panel["x"] + panel["width"]
+                  and box["y"] >= panel["y"] and box["y"] + box["height"] <= panel["y"] + panel["height"])
+        assert inside, (box, panel)
+        if chip == leftmost:
+            page.screenshot(path=str(shots / "43-widget-card-inside-panel.png"))
+        page.mouse.move(5, 5)
+        card.wait_for(state="hidden")

@@ -153,3 +153,24 @@ def test_pages_whose_access_cannot_be_read_are_withheld_until_fixed(tmp_path, da
         summary = json.loads(fixed.stdout)
         assert (summary["pages_added"], summary["pages_failed"], summary["pages_withheld"]) == (5, 0, 0)
         assert all(answerable().values())
+
+
+def test_a_second_run_with_no_change_reports_every_page_unchanged_and_nothing_added(tmp_path, data_dir):
+    """Pages the index holds nothing of under their own file were reported "added" on every run.
+
+    A page that is only front matter stores no chunk at all, and one that renders a partial stores chunks
+    whose source is the partial's file: counted by file, both looked new each time (and the partial removed).
+    """
+    pages = {**SITE_PAGES,
+             "splash.mdx": "---\ntitle: Welcome\n---\n",
+             "_webhook-limits.mdx": "## Payload limits\n\nA webhook payload is at most 256 KB.\n",
+             "guides/limits.mdx": ("---\ntitle: Limits\n---\nimport Limits from '../_webhook-limits.mdx'\n\n"
+                                   "<Limits />\n")}
+    site = write_site(tmp_path / "partials-site", pages)
+    first = run_cli(str(site), "--json", data_dir=data_dir)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["pages_added"] == 5  # the splash page adds nothing to the index
+
+    again = run_cli(str(site), data_dir=data_dir)
+    assert again.returncode == 0, again.stderr
+    assert "pages: 0 added, 0 changed, 6 unchanged, 0 removed, 0 failed" in again.stdout, again.stdout

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from answer.followup import CarrySubject, LLMCondenser, Turn, is_elliptical, rewrite
+from answer.followup import CarrySubject, LLMCondenser, Rewrite, Turn, is_elliptical, reads_as_question, rewrite
 
 TIMEOUT = "What is the default request timeout of the SDKs?"
 REGION = "Can I move my workspace to another region?"
@@ -77,3 +77,61 @@ def test_an_llm_condenses_the_thread_and_falls_back_to_the_offline_rule_on_failu
         assert rewrite("How do I do that?", [Turn(REGION, REGION)], LLMCondenser(Model(broken))).question == (
             CarrySubject().condense("How do I do that?", [Turn(REGION, REGION)]))
     assert Model("unused").messages == [] and not rewrite("Hi?", [], LLMCondenser(Model("x"))).rewritten
+
+
+# Rewrites the offline rule made of real threads (content/ questions, Starlight follow-ups): searched, never shown.
+@pytest.mark.parametrize(("previous", "question", "broken"), [
+    ("Can limits be raised?", "How do I do that?", "How do I do limits be raised?"),
+    ("How long do I have to ask for my money back on a monthly subscription?", "Can I change it?",
+     "Can I change long do I have to ask for my money back on a monthly subscription?"),
+    ("What does the FD-4292 error mean?", "What does that mean?", "What does the FD-4292 error mean mean?"),
+    ("What does the FD-4292 error mean?", "How do I do that?", "How do I do the FD-4292 error mean?"),
+    ("What API host should a workspace in Frankfurt call?", "Is it configurable?",
+     "Is API host should a workspace in Frankfurt call configurable?"),
+    ("How many API requests per second is a Starter workspace allowed?", "Can I change it?",
+     "Can I change many API requests per second is a Starter workspace allowed?"),
+    ("What's the longest lifetime I can give an API key?", "Can I change it?",
+     "Can I change What's the longest lifetime I can give an API key?"),
+    ("On which day does my monthly event allowance start over?", "Is it configurable?",
+     "Is On which day does my monthly event allowance start over configurable?"),
+    ("We're a registered charity, is there cheaper pricing for us?", "Does it apply to teams?",
+     "Does We're a registered charity, is there cheaper pricing for us apply to teams?"),
+    ("I paid for a whole year up front. Can I still get money back a few weeks later?", "Why?",
+     "Why (paid for a whole year up front. Can I still get money back a few weeks later)?"),
+    ("How often do I need to log in again with the ferry CLI?", "Why?",
+     "Why (often do I need to log in again with the ferry CLI)?"),
+    ("What's the default variant of an Aside?", "What about for badges?",
+     "What's the default variant of an Aside for for badges?"),
+    ("How do I start the local dev server with npm?", "What about with yarn?",
+     "How do I start the local dev server with npm for with yarn?"),
+])
+def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_not_shown(previous, question, broken):
+    result = rewrite(question, [Turn(previous, previous)])
+    assert result.question == broken and result.rewritten  # still searched: it carries the earlier subject
+    assert not reads_as_question(broken) and not result.shown
+
+
+@pytest.mark.parametrize("readable", [
+    "How do I move my workspace to another region?",
+    "How do I change the default request timeout of the SDKs?",
+    "Is the default request timeout of the SDKs configurable?",
+    "Why (the default request timeout of the SDKs)?",
+    "Does that revoke the old one (rotate an API key)?",
+    "Is it the same for retries (change the default request timeout of the SDKs)?",
+    "How long are refunds available for annual plans?",
+    "How do I open the devtools for Vue components?",
+    "How many retries does the Starter plan get?",
+    "How do I turn it off for one page (enable 'Edit page' links)?",
+    "What's the default port in preview mode?",
+    "How do I know if the key is expired?",
+    "How do I make sure retries will be sent?",
+    "Which events can be replayed after 30 days?",
+])
+def test_a_question_that_reads_as_one_is_shown(readable):
+    assert reads_as_question(readable)
+    assert Rewrite("How do I do that?", readable).shown
+
+
+def test_a_question_typed_as_is_is_never_shown_as_searched_for_even_when_it_reads_badly():
+    assert not Rewrite("how do i do do this", "how do i do do this").shown  # not rewritten: nothing to show
+    assert not reads_as_question("Tell me about webhooks.") and not reads_as_question("webhooks")

@@ -113,6 +113,7 @@ def test_starlight_pages_live_under_src_content_docs(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# Not a page\n")
     corpus = load_corpus(tmp_path)
     assert [p.source for p in corpus.pages] == ["guides/Getting Started.mdx"]
+    assert not corpus.notes  # the layout the preset expects is there: nothing to say
     page = corpus.pages[0]
     assert page.url == "/guides/getting-started"
     assert [h.anchor for h in page.headings] == ["set-up-"]  # Astro does not trim either
@@ -131,3 +132,22 @@ def test_starlight_links_to_untranslated_pages_land_on_the_fallback(tmp_path: Pa
     (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\nbase_url = "/"\ntrailing_slash = true\n')
     broken = [(b.source, b.target) for b in load_corpus(tmp_path).broken_links]
     assert broken == [("api/guides/x.mdx", "/api/guides/a/"), ("de/guides/a.mdx", "/de/guides/only-english/#vier")]
+
+
+def test_a_preset_pointed_at_a_folder_without_its_layout_says_so_once(tmp_path: Path) -> None:
+    """Without `src/content/docs` the folder itself is read; that used to happen without a word."""
+    import subprocess
+    import sys
+
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\nbase_url = "/"\n')
+    for name in ("a.mdx", "b.mdx"):
+        (tmp_path / name).write_text(f"---\ntitle: {name}\n---\n\n## Heading\n\nText.\n")
+    corpus = load_corpus(tmp_path)
+    assert [p.source for p in corpus.pages] == ["a.mdx", "b.mdx"]  # still indexed, from the folder root
+    [note] = [w for w in corpus.warnings if "src/content/docs" in w]
+    assert "preset 'starlight' expects its pages under src/content/docs/" in note and str(tmp_path) in note
+
+    run = subprocess.run([sys.executable, "-m", "ingest", "outline", str(tmp_path)], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("src/content/docs") == 1, run.stderr  # one line, not one per page

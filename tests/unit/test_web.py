@@ -67,6 +67,23 @@ def test_verified_answer_shows_quotes_with_chips_cards_and_one_source_each():
     assert '<span class="num">1</span>' in sources  # the side panel uses the chip's number
 
 
+def test_a_site_without_versions_names_no_version_on_the_card(tmp_path):
+    """A page with no declared version carries its content hash as `version`: never shown as "Docs version …"."""
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "site.toml").write_text('[site]\nname = "Unversioned"\nbase_url = "/docs"\n')
+    (content / "refunds.mdx").write_text(f"---\ntitle: Refunds\n---\n\n## Refund windows\n\n{QUOTE}\n")
+    unversioned = replace(REFUNDS, doc_version="4889a1eee026")
+    html = turn_html(client(GOOD, chunks=(unversioned,), content_dir=content).post("/ask", data={"question": "refund window?"}).text)
+    card = html[html.index('class="card"'):]
+    assert f"<mark>{QUOTE}</mark>" in card and "Open source" in card
+    assert "4889a1eee026" not in html and "Docs version" not in html and "From the" not in html
+
+    versioned = turn_html(client(GOOD, chunks=(replace(REFUNDS, doc_version="1.9"),)).post(  # content/ has versions
+        "/ask", data={"question": "refund window?"}).text)
+    assert "Docs version 1.9" in versioned and "From the 1.9 docs" in versioned
+
+
 def test_partial_claims_are_labelled():
     html = turn_html(client(PARTIAL).post("/ask", data={"question": "refund window?"}).text)
     assert "status-partial" in html and "Partly supported" in html
@@ -175,6 +192,29 @@ def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_s
     page = app.get(f"/?thread={thread}").text
     assert "Searched for: <q>Does the refund window apply to annual plans?</q>" in page
     assert app.post("/api/ask", json={"question": "x?", "thread_id": "../etc"}).status_code == 400
+
+
+def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_never_printed(tmp_path):
+    """"Can refunds be raised?" then "How do I do that?" splices into "How do I do refunds be raised?"."""
+    app = client(GOOD, GOOD, GOOD, tmp_path=tmp_path)
+    first = app.post("/api/ask", json={"question": "Can refunds be raised?"}).json()
+    body = app.post("/api/ask", json={"question": "How do I do that?", "thread_id": first["thread_id"],
+                                      "owner_token": first["owner_token"]}).json()
+    assert body["question"] == "How do I do refunds be raised?" and body["rewritten"]  # what was searched
+    page = app.get(f"/?thread={first['thread_id']}").text  # the restored thread
+    assert "Searched for" not in page and "refunds be raised" not in page.split("How do I do that?", 1)[1]
+    stream = app.get("/ask/stream", params={"question": "How do I do that?", "turn": "t9",
+                                            "thread": first["thread_id"], "owner": first["owner_token"]}).text
+    assert "event: retrieved" in stream and "Searched for" not in stream  # nor while streaming
+
+
+def test_a_refused_follow_up_offers_the_site_search_for_what_was_typed_when_its_rewrite_reads_badly(tmp_path):
+    app = client(GOOD, draft(refused=True), tmp_path=tmp_path)
+    first = app.post("/api/ask", json={"question": "Can refunds be raised?"}).json()
+    app.post("/api/ask", json={"question": "How do I do that?", "thread_id": first["thread_id"],
+                               "owner_token": first["owner_token"]})
+    page = app.get(f"/?thread={first['thread_id']}").text
+    assert "Search the docs for “How do I do that?”" in page and "do refunds be raised" not in page
 
 
 @pytest.mark.parametrize("logged", [True, False], ids=["answer-log", "memory"])

@@ -59,7 +59,6 @@
   // Without this file the page works as plain forms; these controls only make sense with it.
   document.documentElement.classList.add("js");
   var reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-  var small = window.matchMedia && window.matchMedia("(max-width: 36rem)");
 
   function thread() { return document.getElementById("thread"); }
   function composer() { return document.getElementById("ask"); }
@@ -172,9 +171,18 @@
       button.textContent = "Copied"; setTimeout(function () { button.textContent = label; }, 1500);
     }, function () { button.textContent = "Copy failed"; });
   }
+  // The Markdown's links are the answer's own, as the page has them: with the bundled docs viewer that is a
+  // path ("/docs/…"), which means nothing once pasted elsewhere. Each is made absolute against this page.
+  function absoluteLinks(markdown, turn) {
+    var known = {};
+    if (turn) turn.querySelectorAll("a[href]").forEach(function (a) { known[a.getAttribute("href")] = a.href; });
+    return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) {
+      return known[path] ? "](" + known[path] + ")" : link;
+    });
+  }
   document.addEventListener("click", function (e) {
     var copy = e.target.closest && e.target.closest(".copy-answer");
-    if (copy) { copied(copy, copy.getAttribute("data-markdown")); return; }
+    if (copy) { copied(copy, absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn"))); return; }
     var code = e.target.closest && e.target.closest(".copy-code");
     if (code) copied(code, code.parentNode.querySelector("pre").innerText);
   });
@@ -186,11 +194,6 @@
       var b = document.createElement("button"); b.type = "button"; b.className = "copy-code"; b.textContent = "Copy";
       b.setAttribute("aria-label", "Copy code"); wrap.appendChild(b);
     });
-    // "Looked at" folds to one line on small screens (once per list: a visitor may open it again); the answer comes first.
-    root.querySelectorAll("details.looked:not([data-folded])").forEach(function (d) {
-      d.setAttribute("data-folded", "");
-      if (small && small.matches) d.open = false;
-    });
   }
   // Streamed and swapped fragments arrive by several routes (htmx swaps, SSE swaps): watch the DOM instead.
   var scheduled = false;
@@ -200,13 +203,26 @@
     (window.requestAnimationFrame || setTimeout)(function () { scheduled = false; enhance(document); });
   }).observe(document.documentElement, { childList: true, subtree: true });
 
-  // A new turn scrolls into view when it arrives.
+  // A new turn scrolls into view when it arrives, and the composer now asks for a follow-up.
+  function askForFollowUp() {
+    var input = document.getElementById("question");
+    if (input && input.getAttribute("data-follow-up")) input.placeholder = input.getAttribute("data-follow-up");
+  }
   document.addEventListener("htmx:afterSwap", function (e) {
     if (e.detail && e.detail.target && e.detail.target.id === "thread") {
       var turns = e.detail.target.querySelectorAll(".turn");
       if (turns.length) turns[turns.length - 1].scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
+      if (turns.length) askForFollowUp();
     }
   });
+  // A thread opened or reloaded shows its latest turn, where the conversation goes on (not its first, nor
+  // wherever the browser last left the scroll bar); an address with its own #anchor keeps it.
+  function showLatest() {
+    var turns = thread() ? thread().querySelectorAll(".turn") : [];
+    if (!turns.length || location.hash) return;
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    turns[turns.length - 1].scrollIntoView({ block: "start" });
+  }
 
   // Docs viewer: mark the quoted span (whitespace- and case-insensitive, across inline elements).
   var BLOCK = /^(P|LI|TD|TH|H[1-6]|PRE|DT|DD|BLOCKQUOTE|DIV|ARTICLE)$/;
@@ -282,7 +298,7 @@
     var box = first.getBoundingClientRect();
     if (!heading || box.top < 0 || box.bottom > window.innerHeight) first.scrollIntoView({ block: "center" });
   }
-  function ready() { enhance(document); highlightQuote(); }
+  function ready() { enhance(document); highlightQuote(); showLatest(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
   else ready();
 })();

@@ -11,6 +11,7 @@
   var version = script.getAttribute("data-version") || "";
   var KEY = "docs-chat-thread:" + server;
   var OWNER = "docs-chat-owner:" + server;  // proves this tab started its thread; without it a follow-up forks
+  var FOLLOW_UP = "Ask a follow-up question…";
 
   function load(key) { try { return sessionStorage.getItem(key); } catch (err) { return null; } }
   function keep(key, value) { try { sessionStorage.setItem(key, value); } catch (err) { /* private mode */ } }
@@ -80,7 +81,7 @@
     turn.appendChild(el("h3", { class: "question" }, question));
     var looked = el("div", { class: "looked-slot" }), claims = el("ol", { class: "claims" });
     var progress = el("p", { class: "progress" }, "Checking the docs…");
-    turn.appendChild(looked); turn.appendChild(claims); turn.appendChild(progress);
+    turn.appendChild(claims); turn.appendChild(looked); turn.appendChild(progress);  // the answer first, as in the finished turn
     thread.appendChild(turn);
     var params = new URLSearchParams({ question: question, turn: "w" + Math.random().toString(36).slice(2, 10), thread: load(KEY) || "new" });
     if (load(OWNER)) params.set("owner", load(OWNER));
@@ -100,6 +101,7 @@
       if (article && article.getAttribute("data-state") === "failed") { failed(turn, question, (article.querySelector(".error") || {}).textContent || "Not answered."); return; }
       turn.replaceWith(done);
       thread.lastElementChild && thread.lastElementChild.scrollIntoView({ block: "nearest" });
+      input.placeholder = FOLLOW_UP;
     });
     source.onerror = function () {
       if (finished) return;
@@ -120,7 +122,7 @@
         if (r.status === 400) { drop(KEY); drop(OWNER); }  // not a thread this server signed (e.g. its secret changed): start afresh
         return r.ok ? r.text() : "";
       })
-      .then(function (html) { if (html) thread.insertBefore(fragment(html), thread.firstChild); })
+      .then(function (html) { if (html) { thread.insertBefore(fragment(html), thread.firstChild); input.placeholder = FOLLOW_UP; } })
       .catch(function () { /* the panel still works; only the earlier turns are missing */ });
   });
 
@@ -141,6 +143,16 @@
     var followed = e.target.closest(".cite a[href]");  // the source opened in a new tab: the card must not cover the panel on return
     if (followed) { followed.closest(".cite").classList.remove("open"); followed.closest(".cite").classList.add("closed"); }
   });
+  // The copied Markdown's links to this server's docs viewer ("/docs/…") are made absolute, like the turn's own
+  // links (absolutise): pasted elsewhere, a path means nothing.
+  function absoluteLinks(markdown, turn) {
+    var known = {};
+    if (turn) turn.querySelectorAll("a[href]").forEach(function (a) {
+      var href = a.getAttribute("href");
+      if (href.indexOf(server + "/") === 0) known[href.slice(server.length)] = href;
+    });
+    return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) { return known[path] ? "](" + known[path] + ")" : link; });
+  }
   // Feedback and copy, as on the chat page: JSON to this server (CORS, no cookies).
   function sendFeedback(box, rating, reason) {
     var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
@@ -163,7 +175,8 @@
       return;
     }
     var copy = e.target.closest(".copy-answer");
-    if (copy && navigator.clipboard) navigator.clipboard.writeText(copy.getAttribute("data-markdown")).then(function () { copy.textContent = "Copied"; });
+    if (copy && navigator.clipboard) navigator.clipboard.writeText(absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn")))
+      .then(function () { copy.textContent = "Copied"; });
   });
   root.addEventListener("submit", function (e) {
     var form = e.target.closest(".feedback-reason");
@@ -172,4 +185,28 @@
     sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
   });
   root.addEventListener("mouseover", function (e) { var c = e.target.closest(".cite"); if (c) c.classList.remove("closed"); });
+
+  // A card opens below its chip (above it when the thread has no room below), always inside the panel:
+  // fixed, so the thread's scroll box cannot cut it, and moved left when the chip sits near the right edge.
+  var GAP = 8;
+  function place(cite) {
+    var card = cite.querySelector(".card"), chip = cite.querySelector(".chip");
+    if (!card || !chip || !card.offsetHeight) return;
+    var at = chip.getBoundingClientRect(), box = panel.getBoundingClientRect(), room = thread.getBoundingClientRect();
+    var width = Math.min(384, box.width - 2 * GAP);
+    card.style.width = width + "px";
+    card.style.left = Math.max(box.left + GAP, Math.min(at.left, box.right - GAP - width)) + "px";
+    var height = card.offsetHeight, fits = at.bottom + height <= room.bottom;
+    card.style.top = (fits || at.top - height < room.top ? Math.min(at.bottom, room.bottom - height) : at.top - height) + "px";
+  }
+  function placeFrom(e) { var c = e.target.closest && e.target.closest(".cite"); if (c) place(c); }
+  root.addEventListener("mouseover", placeFrom);
+  root.addEventListener("focusin", placeFrom);
+  root.addEventListener("click", function (e) {  // the first tap on a touch screen opens the card (above)
+    var c = e.target.closest(".cite.open");
+    if (c) place(c);
+  });
+  thread.addEventListener("scroll", function () {  // an open card follows its chip
+    root.querySelectorAll(".cite").forEach(function (c) { if (c.querySelector(".card") && c.querySelector(".card").offsetHeight) place(c); });
+  }, { passive: true });
 })();
