@@ -164,6 +164,11 @@ class RelevanceJudge:
         self.gate = gate or AnswerGate()
         self.site_terms = site_terms
 
+    @property
+    def versioned(self) -> bool:
+        """True when the site declares a current docs version: only sections of one version can contradict."""
+        return bool(self.extractor.current_version)
+
     def question(self, text: str) -> Question:
         vocabulary = self.extractor.vocabulary()
         return analyze(text, ignore=self.site_terms | vocabulary.common)
@@ -186,7 +191,7 @@ class RelevanceJudge:
         if direct is None:
             return [], first_reasons
         chosen = [direct]
-        rival = next((s for s in ranked if _rivals(direct, s, rset)), None)  # shown beside it, whatever it scores
+        rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned)), None)  # shown beside it, whatever it scores
         for scored in ranked:
             if len(chosen) >= max_spans - (rival is not None):
                 break
@@ -220,7 +225,7 @@ class RelevanceJudge:
                                    for i, v in enumerate(verdicts)))
         lead = max(passing, key=lambda i: best[i][0].score)
         kept, set_aside = [replace(claims[lead], role=DIRECT)], []
-        rivals = [i for i in range(len(claims)) if i != lead and _claims_disagree(claims[lead], claims[i], rset)]
+        rivals = [i for i in range(len(claims)) if i != lead and _claims_disagree(claims[lead], claims[i], rset, self.versioned)]
         for i, claim in enumerate(claims):
             if i == lead:
                 continue
@@ -248,23 +253,34 @@ def current_first(question: Question, ranked: Sequence[Scored]) -> list[Scored]:
     return [s for s in ranked if s not in past] + past
 
 
-def _rivals(direct: Scored, other: Scored, rset: RetrievalSet) -> bool:
+def _rivals(direct: Scored, other: Scored, rset: RetrievalSet, versioned: bool) -> bool:
     """A span of another section of the same docs version stating another value for what the direct answer states."""
     a, b = rset.get(direct.span.handle), rset.get(other.span.handle)
-    if a is None or b is None or a.chunk.id == b.chunk.id or a.chunk.doc_version != b.chunk.doc_version:
+    if a is None or b is None or not _comparable(a, b, versioned):
         return False
     return disagree(direct.span.statement, other.span.statement)
 
 
-def _claims_disagree(first: Claim, second: Claim, rset: RetrievalSet) -> bool:
+def _claims_disagree(first: Claim, second: Claim, rset: RetrievalSet, versioned: bool) -> bool:
     """Two verified claims whose quotes, from different sections of one docs version, state different values."""
     for x in first.citations:
         for y in second.citations:
             a, b = rset.get(x.handle), rset.get(y.handle)
-            if (a is not None and b is not None and a.chunk.id != b.chunk.id
-                    and a.chunk.doc_version == b.chunk.doc_version and disagree(x.quote, y.quote)):
+            if a is not None and b is not None and _comparable(a, b, versioned) and disagree(x.quote, y.quote):
                 return True
     return False
+
+
+def _comparable(a: Hit, b: Hit, versioned: bool) -> bool:
+    """Two different sections that describe the same docs, so different values in them contradict each other.
+
+    On a versioned site that means one docs version ("v1: 10 s" beside "v2: 30 s" is no contradiction). On a
+    site that declares no versions a page's `doc_version` is its content hash, different on every page, and
+    every two pages describe the same product.
+    """
+    if a.chunk.id == b.chunk.id:
+        return False
+    return a.chunk.doc_version == b.chunk.doc_version or not versioned
 
 
 def _same_words(a: Scored, b: Scored) -> bool:

@@ -216,3 +216,25 @@ def test_the_words_inside_a_compound_name_count_as_what_a_section_mentions():
     question = RelevanceJudge(AnswerExtractor()).question("How often is a network failure retried?")
     span = spans_of(renumber("q", Viewer.anonymous(), [(row, 1.0)]).hits[0], 0)[0]
     assert coverage(question, span) == 1.0
+
+
+@pytest.mark.parametrize("current_version, versions, expected", [
+    ("", ("3f9a0c1b2d4e", "77e1b0a9c3d2"), True),  # no versions declared: each page's version is its content hash
+    ("2.4", ("2.4", "2.4"), True),
+    ("2.4", ("2.3", "2.4"), False),  # two versions of the docs, not a contradiction
+])
+def test_a_contradiction_between_two_pages_is_noticed_on_a_site_without_versions(current_version, versions, expected):
+    from dataclasses import replace
+
+    real = replace(make_chunk("sdk/config", "timeouts", "The default request timeout of the SDKs is 30 seconds.",
+                              title="SDK configuration"), doc_version=versions[0])
+    planted = replace(make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.",
+                                 title="Tips"), doc_version=versions[1])
+    rset = renumber("What is the default request timeout of the SDKs?", Viewer.anonymous(), [(real, 1.0), (planted, 0.9)])
+    judge = RelevanceJudge(AnswerExtractor(current_version=current_version))
+    chosen, _ = judge.pick(judge.question(rset.question), rset)
+    assert {s.span.text for s in chosen} == {real.text, planted.text} or not expected  # a rival is always shown
+    draft = Draft(False, tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text)
+                               for s in judge.extractor.rank(judge.question(rset.question), rset)[:2]))
+    verified = verify(draft, rset, Viewer.anonymous())
+    assert judge.judge(rset.question, verified.shown, rset).disagree is expected
