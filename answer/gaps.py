@@ -118,7 +118,7 @@ def topic_text(question: str, site_name: str = "") -> str:
     Every question on a product's docs names the product; with all-MiniLM-L6-v2 that shared name
     and the question's phrasing ("Is there a … for Ferrydeck?") outweigh the topic.
     """
-    words = [w for w in re.findall(r"[A-Za-z0-9]{3,}", site_name)]
+    words = re.findall(r"[A-Za-z0-9]{3,}", site_name)
     if not words:
         return " ".join(question.split())
     name = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")(?:['’]s)?\b", re.IGNORECASE)
