@@ -1,6 +1,7 @@
-"""`python -m answer "question" [--groups …] [--json]`, `python -m answer show ID` and `python -m answer provision`.
+"""`python -m answer "question" [--groups …] [--json]`, `show ID`, `gaps [--since DATE] [--json|--csv]` and `provision`.
 
-The same pipeline and verifier as the web app, for support staff and scripts.
+The same pipeline and verifier as the web app, for support staff and scripts;
+`gaps` is the content-gap report of `GET /gaps`, for the docs team's files.
 With `LLM_MODEL=local`, asking starts the local llama.cpp server for the
 question and stops it after; `provision` joins and verifies its weights.
 """
@@ -61,6 +62,30 @@ def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) ->
     return 0
 
 
+def cmd_gaps(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
+    import time
+
+    from ingest.site import load_site_config
+    from retrieval.services import open_embedder, open_store
+
+    from .gap_export import report_csv, report_json, report_text
+    from .gaps import gap_report, parse_since
+    from .services import open_audit
+
+    since = parse_since(args.since, time.time(), args.days)
+    site = load_site_config(settings.content_dir).name if settings.content_dir.is_dir() else ""
+    groups = Viewer.of(args.groups.split(",") if args.groups else ()).groups
+    report = gap_report(open_audit(settings), store or open_store(settings), open_embedder(settings), groups,
+                        since=since, site_name=site)
+    if args.json:
+        print(json.dumps(report_json(report), indent=2, ensure_ascii=False))
+    elif args.csv:
+        sys.stdout.write(report_csv(report))
+    else:
+        print(report_text(report))
+    return 0
+
+
 def cmd_provision(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
     from .local_weights import local_model, provision_local_model
 
@@ -82,6 +107,16 @@ def main(argv: list[str] | None = None, *, settings: Settings | None = None, sto
         parser.add_argument("answer_id")
         args = parser.parse_args(argv)
         handler = cmd_show
+    elif argv[:1] == ["gaps"]:
+        parser.add_argument("command")
+        parser.add_argument("--since", default="", help="start of the period: a date (2025-06-01) or ISO time (default: --days ago)")
+        parser.add_argument("--days", type=float, default=30.0, help="the period when --since is not given (default 30)")
+        parser.add_argument("--groups", default="", help="comma-separated reader groups: only answers they may read in full count")
+        formats = parser.add_mutually_exclusive_group()
+        formats.add_argument("--json", action="store_true")
+        formats.add_argument("--csv", action="store_true")
+        args = parser.parse_args(argv)
+        handler = cmd_gaps
     elif argv == ["provision"]:
         args = parser.parse_args([])
         handler = cmd_provision

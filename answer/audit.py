@@ -70,7 +70,17 @@ CREATE TABLE IF NOT EXISTS feedback (
 );
 CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
 CREATE INDEX IF NOT EXISTS turns_answer ON turns (answer_id);
+CREATE TABLE IF NOT EXISTS question_vectors (
+    answer_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (answer_id, model)
+);
 """
+# question_vectors caches the content-gap report's embedding of each question (float32, unit length), per
+# embedding model and per text embedded, so a report embeds only the answers written since the last one.
+# Every statement above is IF NOT EXISTS: a log from before a table gets it on its first connection.
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
 # Ratings kept per answer. Visitors are anonymous, so a script could otherwise grow the log without
@@ -92,6 +102,15 @@ class LogRow:
     degraded: bool
     up: int
     down: int
+
+
+@dataclass(frozen=True)
+class GapRow:
+    """An answer the content-gap report considers: the stored record, its thumbs-down count and their reasons."""
+
+    record: AnswerRecord
+    down: int
+    reasons: tuple[str, ...]  # visitors' own words, as typed: redact before showing them to anyone else
 
 
 @dataclass(frozen=True)
@@ -244,11 +263,12 @@ class SQLiteAuditLog:
             row = connection.execute("SELECT record FROM answers WHERE id = ?", (answer_id,)).fetchone()
         return from_json(json.loads(row[0])) if row else None
 
-    def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "") -> list[LogRow]:
-        """Recent answers, newest first, filtered by question text, state and feedback ("up", "down", "any").
+    def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "",
+               ids: Sequence[str] = ()) -> list[LogRow]:
+        """Recent answers, newest first, filtered by question text, state, feedback ("up", "down", "any") and ids.
 
         Each row carries its thumbs-up and thumbs-down counts; with `feedback="down"` the list is the
-        bad-answers queue, most recently answered first.
+        bad-answers queue, most recently answered first. `ids` (a content-gap group's answers) keeps those only.
         """
         if not self.path.exists():
             return []
@@ -268,11 +288,55 @@ class SQLiteAuditLog:
         if state:
             query += " AND state = ?"
             args.append(state)
+        if ids:
+            query += f" AND id IN ({', '.join('?' * len(ids))})"
+            args.extend(ids)
         query += " ORDER BY created DESC LIMIT ?"
         args.append(limit)
         with self._read() as connection:
             rows = connection.execute(query, args).fetchall()
         return [LogRow(i, float(c), q, g, s, bool(d), int(up), int(down)) for i, c, q, g, s, d, up, down in rows]
+
+    # -- the content-gap report -------------------------------------------------------------------------
+
+    def gap_rows(self, since: float) -> list[GapRow]:
+        """Answers since `since` that were refused, unverified or rated down, newest first, with their feedback."""
+        if not self.path.exists():
+            return []
+        with self._read() as connection:
+            rows = connection.execute(
+                "SELECT id, record FROM answers WHERE created >= ? AND (state IN ('refused', 'unverified') OR EXISTS"
+                " (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down'))"
+                " ORDER BY created DESC, id", (since,)).fetchall()
+            down = connection.execute(
+                "SELECT f.answer_id, f.reason FROM feedback f JOIN answers a ON a.id = f.answer_id"
+                " WHERE f.rating = 'down' AND a.created >= ? ORDER BY f.rowid", (since,)).fetchall()
+        reasons: dict[str, list[str]] = {}
+        for answer_id, reason in down:
+            reasons.setdefault(answer_id, []).append(reason)
+        return [GapRow(from_json(json.loads(record)), len(reasons.get(i, ())), tuple(r for r in reasons.get(i, ()) if r))
+                for i, record in rows]
+
+    def question_vectors(self, model: str, ids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        """answer id → (hash of the text embedded, float32 vector bytes) cached for `model`, for those it holds."""
+        if not ids or not self.path.exists():
+            return {}
+        found: dict[str, tuple[str, bytes]] = {}
+        with self._read() as connection:
+            for start in range(0, len(ids), 500):  # SQLite caps the number of parameters of one statement
+                batch = list(ids[start:start + 500])
+                found.update((i, (h, bytes(v))) for i, h, v in connection.execute(
+                    f"SELECT answer_id, text_hash, vector FROM question_vectors WHERE model = ? AND answer_id IN"
+                    f" ({', '.join('?' * len(batch))})", [model, *batch]))
+        return found
+
+    def keep_question_vectors(self, model: str, rows: Sequence[tuple[str, str, bytes]]) -> None:
+        """Cache (answer id, text hash, vector bytes) for `model`, replacing what was kept for those answers."""
+        if not rows:
+            return
+        with self._write(f"cannot cache question vectors in {self.path}") as connection:
+            connection.executemany("INSERT OR REPLACE INTO question_vectors VALUES (?, ?, ?, ?)",
+                                   [(i, model, h, v) for i, h, v in rows])
 
     # -- threads ---------------------------------------------------------------------------------------
 

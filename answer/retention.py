@@ -2,8 +2,8 @@
 
 Every answer costs ~10 KB in the log (its whole retrieval set is kept for the
 audit view). The log prunes itself as it is written, every few writes, and a
-pruned answer takes its thread turns and feedback with it in the same
-transaction, so no turn or rating ever points at an answer that is gone.
+pruned answer takes its thread turns, feedback and cached question vector
+with it in the same transaction, so nothing ever points at an answer that is gone.
 """
 
 from __future__ import annotations
@@ -68,4 +68,5 @@ def prune(connection: sqlite3.Connection, retention: Retention, now: float) -> i
     gone = [(row[0],) for row in connection.execute(f"DELETE FROM answers WHERE {' OR '.join(conditions)} RETURNING id", args)]
     connection.executemany("DELETE FROM turns WHERE answer_id = ?", gone)
     connection.executemany("DELETE FROM feedback WHERE answer_id = ?", gone)
+    connection.executemany("DELETE FROM question_vectors WHERE answer_id = ?", gone)
     return len(gone)

@@ -64,29 +64,10 @@ def _findings_of(record: AnswerRecord, i: int) -> tuple[tuple[Finding, ...], boo
     return record.problems, not (i and record.problems == attempt.feedback)
 
 
-# -- what a staff reader may see of an answer given to someone else ------------------------------------
+# -- what a staff reader may see of an answer given to someone else (which sources: `answer.readable`) ------
 
 RESTRICTED = "restricted source"
 WITHHELD = "withheld: this attempt saw sources your groups may not read"
-
-
-def readable_handles(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> set[str]:
-    """Handles of the record's retrieved chunks the reader may read now.
-
-    `live` maps id → hash of what the live index lets the reader read. A chunk
-    is readable only when the live index still holds it for the reader: a
-    re-ingest that restricted or deleted a page takes it out of every past
-    answer too, even one asked by a subset of the reader's groups. An answer
-    given to other groups also needs the hash it saw (its text may predate an
-    access change); anything else is unknown, and unknown is restricted.
-    """
-    asked_within = set(record.viewer_groups) <= groups  # the reader could read everything it saw, then
-    return {r.handle for r in record.retrieved if r.id in live and (asked_within or live[r.id] == r.hash)}
-
-
-def needs_lookup(record: AnswerRecord) -> list[str]:
-    """Chunk ids whose live access decides what the reader sees: all of them, whoever asked."""
-    return [r.id for r in record.retrieved if r.id]
 
 
 def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:

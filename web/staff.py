@@ -1,4 +1,4 @@
-"""Support staff's pages: the answer log searched and filtered by feedback, and one answer audited.
+"""Support staff's pages: the answer log searched and filtered by feedback, one answer audited, and the content gaps.
 
 Staff (STAFF_GROUP) see only what their own groups may read: an answer is
 listed when its every retrieved source is readable by the staff reader, and an
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -21,13 +23,19 @@ from starlette.routing import Route
 
 from answer.audit import LogRow
 from answer.errors import AuditError
+from answer.gaps import GapReport, gap_report, parse_since
+from answer.readable import fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import AnswerRecord, attempt_json
 
-from .audit_view import attempts, needs_lookup, readable_handles, redact
+from .audit_view import attempts, redact
 from .failures import failure
+from .links import is_site_url, section_path
 from .state import AppState, state_of
 
 STATES = ("answered", "refused", "unverified")
+GAP_DAYS = 30  # the period /gaps covers unless ?since= says otherwise
+SHOWN_IDS = 100  # answers a link from a content gap opens in the audit list (the list shows at most 100)
+_ANSWER_ID = re.compile(r"^[0-9a-f]{1,32}$")
 
 
 def when(created: float) -> str:
@@ -44,9 +52,7 @@ def _staff(request: Request) -> tuple[AppState, frozenset[str]]:
 
 
 def _readable(state: AppState, record: AnswerRecord, groups: frozenset[str]) -> set[str]:
-    ids = needs_lookup(record)
-    live = {c.id: c.hash for c in state.services.store.chunks(groups=sorted(groups), ids=ids)} if ids else {}
-    return readable_handles(record, groups, live)
+    return readable_handles(record, groups, live_hashes(state.services.store, groups, needs_lookup(record)))
 
 
 def _listable(state: AppState, rows: list[LogRow], groups: frozenset[str], limit: int) -> list[LogRow]:
@@ -55,7 +61,7 @@ def _listable(state: AppState, rows: list[LogRow], groups: frozenset[str], limit
     out: list[LogRow] = []
     for row in rows:
         record = audit.get(row.id) if audit is not None else None
-        if record is not None and len(_readable(state, record, groups)) == len(record.retrieved):
+        if record is not None and fully_readable(record, groups, live_hashes(state.services.store, groups, needs_lookup(record))):
             out.append(row)
         if len(out) == limit:
             break
@@ -82,10 +88,38 @@ async def answers(request: Request) -> Response:
     wanted = wanted if wanted in STATES else ""
     rated = request.query_params.get("feedback", "")
     rated = rated if rated in ("up", "down", "any") else ""
+    ids = [i for i in str(request.query_params.get("ids", "")).split(",") if _ANSWER_ID.match(i)][:SHOWN_IDS]
     audit = state.services.audit
-    rows = await asyncio.to_thread(audit.search, text, wanted, 500, rated) if audit else []
+    rows = await asyncio.to_thread(audit.search, text, wanted, 500, rated, ids) if audit else []
     rows = await asyncio.to_thread(_listable, state, rows, groups, 100)
-    return state.page(request, "audit_search.html", {"rows": rows, "text": text, "state": wanted, "feedback": rated})
+    return state.page(request, "audit_search.html", {"rows": rows, "text": text, "state": wanted, "feedback": rated,
+                                                     "ids": ids})
+
+
+@_reads_log
+async def gaps(request: Request) -> Response:
+    """`GET /gaps?since=YYYY-MM-DD`: refused, unverified and rated-down answers grouped by topic, largest first."""
+    state, groups = _staff(request)
+    try:
+        since = parse_since(str(request.query_params.get("since", "")), time.time(), GAP_DAYS)
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from exc
+    report = await asyncio.to_thread(_gap_report, state, groups, since)
+    site = state.services.corpus.site
+    sections = {s.url: (s.url if is_site_url(s.url, site) else None, " › ".join(section_path(s.title, s.heading_path)[-2:]))
+                for gap in report.gaps for s in gap.sections}
+    return state.page(request, "gaps.html", {"report": report, "sections": sections, "shown_ids": SHOWN_IDS,
+                                             "since": datetime.fromtimestamp(since, tz=UTC).strftime("%Y-%m-%d")})
+
+
+def _gap_report(state: AppState, groups: frozenset[str], since: float) -> GapReport:
+    audit = state.services.audit
+    if audit is None:
+        return GapReport(since=since, answers=0, gaps=())
+    embedder = state.services.components.embedder
+    if embedder is None:
+        raise HTTPException(503, "the content-gap report needs the embedding model, and this server's answerer has none")
+    return gap_report(audit, state.services.store, embedder, groups, since=since, site_name=state.services.corpus.site.name)
 
 
 @_reads_log
@@ -109,4 +143,4 @@ async def answer_view(request: Request) -> Response:
         "changed_since": {cid: status for cid, status in changed.items() if cid in shown}})
 
 
-ROUTES = [Route("/answers", answers), Route("/answers/{answer_id}", answer_view)]
+ROUTES = [Route("/answers", answers), Route("/answers/{answer_id}", answer_view), Route("/gaps", gaps)]

@@ -1,4 +1,4 @@
-"""`make bench` — ingest, re-ingest, query, answer-log size, scale, server load (1, 2, 4 workers), publish-to-answerable and a baseline, as JSON.
+"""`make bench` — ingest, re-ingest, query, answer-log size, the content-gap report, scale, server load (1, 2, 4 workers), publish-to-answerable and a baseline, as JSON.
 
 Benchmarks, not tests: nothing here asserts a time. Each figure is a median
 over several runs (latencies are reported as p50/p95 of their distribution).
@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,workers,publish,baseline,answer_log")
+    parser.add_argument("--gap-answers", type=int, default=10_000, help="answers in the content-gap report's log")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,workers,publish,baseline,answer_log,gaps")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
@@ -275,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
             from .answer_log import bench_answer_log
 
             report["answer_log"] = bench_answer_log(work, store, embedder, questions)
+        if "gaps" not in skip:
+            from .gaps import bench_gap_report
+
+            report["gap_report"] = bench_gap_report(work, store, embedder, answers=args.gap_answers)
         if "baseline" not in skip:
             report["baseline_comparison"] = bench_baseline(content, work, store, embedder, questions)
         if "server" not in skip:

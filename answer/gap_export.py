@@ -1,0 +1,60 @@
+"""The content-gap report as JSON, CSV and plain text, for `python -m answer gaps` and whoever reads its files.
+
+Everything here is built from a `GapReport`, whose questions and reasons are
+already redacted; nothing reads the answer log again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+from .gaps import Gap, GapReport
+
+CSV_COLUMNS = ("rank", "count", "refused", "unverified", "rated_down", "label", "examples", "reasons", "feedback",
+               "sections", "answer_ids")
+
+
+def day(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def report_json(report: GapReport) -> dict[str, object]:
+    """The whole report: every group, with its examples, reasons, sections and answer ids."""
+    return {"since": day(report.since), "answers": report.answers,
+            "gaps": [asdict(gap) | {"reasons": [{"reason": r, "answers": n} for r, n in gap.reasons]} for gap in report.gaps]}
+
+
+def report_csv(report: GapReport) -> str:
+    """One row per group, largest first; lists inside a cell are joined with ' | '."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for rank, gap in enumerate(report.gaps, start=1):
+        writer.writerow([rank, gap.count, gap.refused, gap.unverified, gap.rated_down, gap.label,
+                         " | ".join(e.question for e in gap.examples),
+                         " | ".join(f"{r} (x{n})" for r, n in gap.reasons), " | ".join(gap.feedback),
+                         " | ".join(s.url for s in gap.sections), " ".join(gap.answer_ids)])
+    return out.getvalue()
+
+
+def report_text(report: GapReport, limit: int = 30) -> str:
+    """The largest groups for a terminal: label and count, then examples, reasons and sections indented."""
+    lines = [f"{report.answers} answers since {day(report.since)}: {len(report.gaps)} groups, largest first"]
+    for rank, gap in enumerate(report.gaps[:limit], start=1):
+        lines += ["", f"{rank}. {gap.label}  ({_tally(gap)})"]
+        lines += [f"   asked: {e.question}  [{e.answer_id}]" for e in gap.examples]
+        lines += [f"   why: {r} (x{n})" for r, n in gap.reasons]
+        lines += [f"   visitor: {f}" for f in gap.feedback]
+        lines += [f"   looked at: {s.title} › {' › '.join(s.heading_path[-1:])}  {s.url}" for s in gap.sections]
+    if len(report.gaps) > limit:
+        lines += ["", f"{len(report.gaps) - limit} smaller groups not shown (--json or --csv lists them all)"]
+    return "\n".join(lines)
+
+
+def _tally(gap: Gap) -> str:
+    parts = [f"{gap.count} answers"] + [f"{n} {what}" for n, what in ((gap.refused, "refused"),
+             (gap.unverified, "unverified"), (gap.rated_down, "not helpful")) if n]
+    return ", ".join(parts)

@@ -1,0 +1,259 @@
+"""The content-gap report with fakes: grouping, redaction, the audit view's readable rule, the vector cache, /gaps."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import numpy as np
+import pytest
+from starlette.testclient import TestClient
+
+from answer.audit import SQLiteAuditLog
+from answer.clusters import central, cluster
+from answer.gaps import gap_report, parse_since, reason_text, topic_text
+from answer.redaction import EMAIL, KEY, NUMBER, redact
+from answer.retention import Retention
+from retrieval.search import DenseRetriever
+from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.gap_seed import DAY, refusal, seed
+from web.app import create_app
+from web.settings import Settings
+
+NOW = time.time()
+PUBLIC_CHUNK = make_chunk("guides/team-and-roles", "single-sign-on", "SAML single sign-on is on the Enterprise plan.",
+                          title="Team and roles", heading="Single sign-on")
+ACME_CHUNK = make_chunk("customers/acme", "maintenance-windows", "Acme's cluster is patched on Sundays at 02:00.",
+                        title="Acme cluster", heading="Maintenance windows", access=("tenant-acme",))
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.asarray(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+# -- clustering --------------------------------------------------------------------------------------
+
+
+def test_a_centre_takes_its_neighbours_and_groups_do_not_chain():
+    # Four questions on an arc, each at cosine 0.8 from the next and 0.28 from the one after: single linkage
+    # would chain them into one group. b and c both have three neighbours; b comes first and takes a, b and c.
+    angles = np.radians([0, 36.87, 73.74, 110.61])
+    vectors = np.stack([unit(np.cos(t), np.sin(t), 0) for t in angles])
+    assert cluster(vectors, threshold=0.7) == [[1, 0, 2], [3]]
+
+
+def test_the_heaviest_neighbourhood_is_taken_first_and_weights_count_repeats():
+    near = [unit(1, 0.05 * i, 0) for i in range(3)]
+    other = unit(0, 1, 0)
+    vectors = np.stack([other, *near])
+    assert cluster(vectors, threshold=0.9)[0] == [1, 2, 3]  # three questions outweigh one
+    assert cluster(vectors, weights=[5, 1, 1, 1], threshold=0.9)[0] == [0]  # asked five times, it comes first
+
+
+def test_clustering_is_deterministic_and_the_label_is_the_most_central_member():
+    rng = np.random.default_rng(7)
+    vectors = np.stack([unit(*rng.normal(size=8)) for _ in range(60)])
+    assert cluster(vectors, threshold=0.3) == cluster(vectors.copy(), threshold=0.3)
+    edge, middle, other_edge = unit(1, 0.3, 0), unit(1, 0, 0), unit(1, -0.3, 0)
+    assert central(np.stack([edge, middle, other_edge]), [0, 1, 2]) == 1
+
+
+def test_nothing_to_cluster_is_no_groups():
+    assert cluster(np.zeros((0, 4), dtype=np.float32)) == []
+
+
+# -- redaction ---------------------------------------------------------------------------------------
+
+
+def test_email_addresses_are_redacted():
+    assert redact("Mail jane.doe+billing@example.co.uk about it") == f"Mail {EMAIL} about it"
+
+
+@pytest.mark.parametrize("key", ["sk-proj-abcDEF1234567890xyz", "sk_live_51HqLyjWDarjtT1zdp7dc", "fd_live_4eC39HqLyjWD",
+                                 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",  # 40 hex digits
+                                 "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiAxMjM0NTY3OA==",  # base64
+                                 "ghp_abcdefghijklmnopqrstuvwxyz0123", "AKIAIOSFODNN7EXAMPLE"])
+def test_tokens_that_look_like_keys_are_redacted(key):
+    assert redact(f"my key {key} is rejected") == f"my key {KEY} is rejected"
+
+
+@pytest.mark.parametrize("card", ["4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111", "3782 822463 10005"])
+def test_card_numbers_are_redacted(card):
+    assert redact(f"card {card} was declined") == f"card {NUMBER} was declined"
+
+
+@pytest.mark.parametrize("phone", ["+1 (415) 555-0100", "415.555.0100", "+44 20 7946 0958", "07946 095800"])
+def test_phone_numbers_are_redacted(phone):
+    assert redact(f"call me on {phone} today") == f"call me on {NUMBER} today"
+
+
+@pytest.mark.parametrize("text", ["Is 10,000 events per month the limit?", "version 2.4.1 since 2024-05-01",
+                                  "error FD-4131 is a 413", "a 256 KB payload in 30 seconds", "IP 192.168.100.200 blocked",
+                                  "internationalization-configuration-settings", "is fd_live_ the key prefix?"])
+def test_docs_questions_keep_their_numbers_and_words(text):
+    assert redact(text) == text
+
+
+# -- the report --------------------------------------------------------------------------------------
+
+
+def world(tmp_path, answers, chunks=(PUBLIC_CHUNK, ACME_CHUNK)):
+    embedder = HashEmbedder()
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    seed(audit, answers)
+    return audit, MemoryStore(embedder, chunks), embedder
+
+
+def report(audit, store, embedder, groups=("public", "staff"), since=NOW - 30 * DAY, **options):
+    return gap_report(audit, store, embedder, frozenset(groups), since=since, **options)
+
+
+def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones_left_out(tmp_path):
+    answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK]),
+               refusal("set up saml single sign-on how", created=NOW - 200, chunks=[PUBLIC_CHUNK], state="unverified"),
+               refusal("saml single sign-on set up", created=NOW - 100, chunks=[PUBLIC_CHUNK], state="answered"),
+               refusal("what colour is the logo", created=NOW - 50, state="answered")]
+    audit, store, embedder = world(tmp_path, answers)
+    audit.add_feedback(answers[2].id, "down", "it did not say which identity providers", frozenset({"public"}))
+    found = report(audit, store, embedder)
+    assert found.answers == 3 and len(found.gaps) == 1
+    gap = found.gaps[0]
+    assert (gap.count, gap.refused, gap.unverified, gap.rated_down) == (3, 1, 1, 1)
+    assert [e.answer_id for e in gap.examples] == [answers[2].id, answers[1].id, answers[0].id]  # newest first
+    assert gap.answer_ids == tuple(e.answer_id for e in gap.examples)
+    assert gap.feedback == ("it did not say which identity providers",)
+    assert gap.reasons == (("the quote does not address the question closely enough", 2),)
+    assert [(s.url, s.answers) for s in gap.sections] == [(PUBLIC_CHUNK.url, 3)]
+
+
+def test_since_bounds_the_period(tmp_path):
+    answers = [refusal("old question about saml", created=NOW - 10 * DAY), refusal("new question about saml", created=NOW - 60)]
+    audit, store, embedder = world(tmp_path, answers)
+    assert [g.label for g in report(audit, store, embedder, since=NOW - DAY).gaps] == ["new question about saml"]
+    assert report(audit, store, embedder, since=NOW - 30 * DAY).answers == 2
+
+
+def test_a_restricted_answer_never_reaches_a_reader_who_cannot_read_what_it_retrieved(tmp_path):
+    secret = refusal("when is the acme cluster patched", created=NOW - 60, chunks=[ACME_CHUNK], groups=["tenant-acme"])
+    mixed = refusal("when is the acme cluster patched exactly", created=NOW - 50, chunks=[PUBLIC_CHUNK, ACME_CHUNK],
+                    groups=["tenant-acme"])
+    public = refusal("when is the cluster patched", created=NOW - 40, chunks=[PUBLIC_CHUNK])
+    audit, store, embedder = world(tmp_path, [secret, mixed, public])
+    staff = report(audit, store, embedder, groups=("public", "staff"))
+    shown = [i for g in staff.gaps for i in g.answer_ids]
+    assert shown == [public.id] and staff.answers == 1
+    text = repr(staff)
+    assert "acme" not in text.lower() and ACME_CHUNK.url not in text
+    both = report(audit, store, embedder, groups=("public", "staff", "tenant-acme"))
+    assert sorted(i for g in both.gaps for i in g.answer_ids) == sorted([secret.id, mixed.id, public.id])
+
+
+def test_a_page_restricted_since_the_answer_takes_the_answer_out_of_the_report(tmp_path):
+    asked = refusal("how do I set up saml", created=NOW - 60, chunks=[PUBLIC_CHUNK])
+    restricted = make_chunk("guides/team-and-roles", "single-sign-on", PUBLIC_CHUNK.text, title="Team and roles",
+                            heading="Single sign-on", access=("internal",))
+    audit, _, embedder = world(tmp_path, [asked])
+    assert report(audit, MemoryStore(embedder, [restricted]), embedder).answers == 0
+
+
+def test_questions_labels_reasons_and_feedback_are_redacted(tmp_path):
+    answers = [refusal("my card 4111 1111 1111 1111 is declined, mail jane@example.com", created=NOW - 60,
+                       chunks=[PUBLIC_CHUNK], reasons=("the cited section never mentions jane@example.com",)),
+               refusal("my card 4111 1111 1111 1112 is declined, mail john@example.com", created=NOW - 30,
+                       chunks=[PUBLIC_CHUNK], state="answered")]
+    audit, store, embedder = world(tmp_path, answers)
+    audit.add_feedback(answers[1].id, "down", "use key sk-live-abcdefghijklmnop1234 and call +1 415 555 0100",
+                       frozenset({"public"}))
+    found = report(audit, store, embedder)
+    assert len(found.gaps) == 1  # the same question once redacted: one group
+    text = repr(found)
+    for secret in ("4111", "jane@", "john@", "sk-live", "555 0100"):
+        assert secret not in text
+    gap = found.gaps[0]
+    assert gap.label == f"my card {NUMBER} is declined, mail {EMAIL}"
+    assert gap.feedback == (f"use key {KEY} and call {NUMBER}",)
+    assert gap.reasons == ((f"the cited section never mentions {EMAIL}", 1),)
+
+
+def test_each_question_is_embedded_once_and_its_vector_kept_in_the_log(tmp_path):
+    answers = [refusal(f"how do I set up saml for team {n}", created=NOW - 60 + n, chunks=[PUBLIC_CHUNK]) for n in range(3)]
+    audit, store, embedder = world(tmp_path, answers)
+    first = report(audit, store, embedder)
+    calls = embedder.calls
+    assert calls >= 1
+    second = report(audit, store, embedder)
+    assert embedder.calls == calls and second == first  # nothing new was asked: the cached vectors made the same report
+    seed(audit, [refusal("how do I set up saml for team 9", created=NOW, chunks=[PUBLIC_CHUNK])])
+    report(audit, store, embedder)
+    assert embedder.calls == calls + 1
+    with sqlite3.connect(audit.path) as db:
+        assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (4,)
+
+
+def test_a_pruned_answer_takes_its_cached_vector_with_it(tmp_path):
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3", retention=Retention(days=None, answers=1))
+    embedder = HashEmbedder()
+    seed(audit, [refusal("first saml question", created=NOW - 60), refusal("second saml question", created=NOW - 30)])
+    report(audit, MemoryStore(embedder), embedder)
+    audit.prune()
+    with sqlite3.connect(audit.path) as db:
+        assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (1,)
+
+
+def test_the_site_name_and_scores_are_not_part_of_what_is_grouped():
+    assert topic_text("Is there a Ferrydeck mobile app? Ferrydeck's docs say no", "Ferrydeck Docs") == \
+        "Is there a mobile app? say no"
+    assert reason_text("not an answer: the quote does not address the question closely enough (score 0.31 < 0.45)") == \
+        "the quote does not address the question closely enough"
+    assert reason_text("claim 2 does not answer the question: the quote itself names nothing the question asks about") == \
+        "the quote itself names nothing the question asks about"
+
+
+def test_since_reads_a_date_or_a_time_and_names_the_format_otherwise():
+    assert parse_since("2025-06-01", NOW, 30) == 1748736000.0
+    assert parse_since("", NOW, 30) == NOW - 30 * DAY
+    with pytest.raises(ValueError, match="a date like 2025-06-01"):
+        parse_since("last week", NOW, 30)
+
+
+# -- GET /gaps ---------------------------------------------------------------------------------------
+
+
+def client(tmp_path, answers, **settings):
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [PUBLIC_CHUNK, ACME_CHUNK])
+    from answer.pipeline import Answerer
+
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    seed(audit, answers)
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(), audit=audit)
+    return TestClient(create_app(Settings(data_dir=tmp_path, **settings), answerer=answerer, store=store))
+
+
+def test_gaps_is_refused_to_non_staff_exactly_like_the_audit_view(tmp_path):
+    closed = client(tmp_path, [refusal("how do I set up saml", created=NOW - 60)])
+    for path in ("/gaps", "/answers"):  # no identity header configured: no one is staff, whatever they send
+        assert closed.get(path, headers={"X-Groups": "staff"}).status_code == 403
+    staffed = client(tmp_path, [], identity_header="X-Groups")
+    refused, audit_refused = (staffed.get(p, headers={"X-Groups": "support"}) for p in ("/gaps", "/answers"))
+    assert refused.status_code == audit_refused.status_code == 403
+    assert "for support staff" in refused.text and "how do I set up saml" not in refused.text
+
+
+def test_staff_see_groups_with_examples_reasons_sections_and_links_to_the_audit_view(tmp_path):
+    answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK]),
+               refusal("set up saml single sign-on how", created=NOW - 200, chunks=[PUBLIC_CHUNK]),
+               refusal("when is the acme cluster patched", created=NOW - 100, chunks=[ACME_CHUNK], groups=["tenant-acme"])]
+    staff = client(tmp_path, answers, identity_header="X-Groups")
+    page = staff.get("/gaps", headers={"X-Groups": "staff"})
+    assert page.status_code == 200
+    assert f'href="/answers?ids={answers[1].id},{answers[0].id}"' in page.text
+    assert f'href="/answers/{answers[0].id}"' in page.text and f'href="{PUBLIC_CHUNK.url}"' in page.text
+    assert "does not address the question closely enough" in page.text
+    assert "acme" not in page.text.lower()
+    assert 'href="/gaps"' in staff.get("/answers", headers={"X-Groups": "staff"}).text  # linked from the audit view
+    listed = staff.get(f"/answers?ids={answers[1].id},{answers[0].id}", headers={"X-Groups": "staff"}).text
+    assert f"/answers/{answers[0].id}" in listed and f"/answers/{answers[1].id}" in listed
+    assert staff.get(f"/answers?ids={answers[2].id}", headers={"X-Groups": "staff"}).text.count("/answers/" + answers[2].id) == 0
+    assert staff.get("/gaps?since=yesterday", headers={"X-Groups": "staff"}).status_code == 400
