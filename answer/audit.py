@@ -14,6 +14,11 @@ writing into it: visitors keep getting answers, and the health check and the
 staff pages say what is wrong until the file is moved aside.
 
 The log bounds itself (`retention`): old answers go, with their turns and feedback.
+
+Given the content-gap report's question index (`index_gaps`), the log stores
+the report's vector of a refused or unverified answer's question in the same
+transaction as the answer, and that of a rated-down answer with its first
+thumbs-down, so the report itself embeds nothing in the steady state.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
@@ -35,7 +41,7 @@ from retrieval.viewer import Viewer
 from .damage import is_damage, scan
 from .errors import AuditDamagedError, AuditError
 from .pipeline import Answer
-from .record import AnswerRecord, State, from_json
+from .record import REFUSED, UNVERIFIED, AnswerRecord, State, from_json
 from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
 
 _SCHEMA = """
@@ -88,6 +94,17 @@ MAX_REASON_CHARS = 500
 MAX_RATINGS_PER_ANSWER = 50
 RECHECK_SECONDS = 30.0  # how often the health check scans the whole file (a 160 MB log takes ~0.2 s)
 log = logging.getLogger(__name__)
+
+
+class GapIndex(Protocol):
+    """How the content-gap report embeds a question (`answer.gap_index.QuestionIndex`), for the log to store it."""
+
+    @property
+    def model(self) -> str: ...
+
+    def digest(self, question: str) -> str: ...
+
+    def vector(self, question: str) -> tuple[str, bytes]: ...
 
 
 @dataclass(frozen=True)
@@ -150,6 +167,15 @@ class SQLiteAuditLog:
         self._damage: AuditDamagedError | None = None  # sticky: a damaged file stays damaged until moved aside
         self._failing: AuditError | None = None  # the last write's failure (a lock, a read-only disk), until one succeeds
         self._scanned = -RECHECK_SECONDS - 1.0
+        self._gap_index: GapIndex | None = None
+
+    def index_gaps(self, index: GapIndex | None) -> None:
+        """Store the content-gap report's vector of each question it will group as the answer is written.
+
+        The embedding model arrives after the log (the health check opens the log first), hence not a
+        constructor argument; None stops it, and the report embeds what is missing itself.
+        """
+        self._gap_index = index
 
     @property
     def damaged(self) -> bool:
@@ -232,6 +258,8 @@ class SQLiteAuditLog:
 
     def record(self, answer: Answer) -> None:
         data = answer.to_dict(include_chunks=True)
+        # Embedded before the write lock is taken: other writers never wait on the model.
+        vector = self._gap_vector(answer.id, answer.question) if answer.state in (REFUSED, UNVERIFIED) else None
         with self._write(f"cannot write answer {answer.id} to {self.path}") as connection:
             connection.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -246,9 +274,44 @@ class SQLiteAuditLog:
                     json.dumps(data, ensure_ascii=False),
                 ),
             )
+            if vector is not None:
+                _keep_vector(connection, answer.id, vector)
             if self._writes % PRUNE_EVERY == 0:
                 prune(connection, self.retention, time.time())
             self._writes += 1
+
+    def _gap_vector(self, answer_id: str, question: str) -> tuple[str, str, bytes] | None:
+        """(model, text hash, vector) of a question for the content-gap report, or None without an index.
+
+        A model that fails here costs the report one embedding later, never the answer or the feedback.
+        """
+        index = self._gap_index
+        if index is None:
+            return None
+        try:
+            return (index.model, *index.vector(question))
+        except Exception:
+            log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
+            return None
+
+    def _missing_gap_vector(self, answer_id: str) -> tuple[str, str, bytes] | None:
+        """The report's vector of a stored answer's question when the log holds none of its current text."""
+        index = self._gap_index
+        if index is None or not self.path.exists():
+            return None
+        try:
+            with self._read() as connection:
+                row = connection.execute(
+                    "SELECT a.question, v.text_hash FROM answers a LEFT JOIN question_vectors v"
+                    " ON v.answer_id = a.id AND v.model = ? WHERE a.id = ?", (index.model, answer_id)).fetchone()
+            if row is None or row[1] == index.digest(row[0]):
+                return None
+        except AuditError:
+            return None  # the feedback's own write reports what is wrong with the log
+        except Exception:
+            log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
+            return None
+        return self._gap_vector(answer_id, row[0])
 
     def prune(self, now: float | None = None) -> int:
         """Apply the retention now (writes do it every PRUNE_EVERY answers): how many answers were removed."""
@@ -368,12 +431,16 @@ class SQLiteAuditLog:
         """
         if rating not in RATINGS:
             raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
+        # A thumbs-down puts an answered answer in the content-gap report: its vector comes with it.
+        vector = self._missing_gap_vector(answer_id) if rating == "down" else None
         with self._write(f"cannot store feedback on answer {answer_id} in {self.path}") as connection:
             (held,) = connection.execute("SELECT COUNT(*) FROM feedback WHERE answer_id = ?", (answer_id,)).fetchone()
             if held >= MAX_RATINGS_PER_ANSWER:
                 return False
             connection.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, strftime('%s','now'))",
                                (answer_id, rating, reason[:MAX_REASON_CHARS], ",".join(sorted(groups))))
+            if vector is not None:
+                _keep_vector(connection, answer_id, vector)
             return True
 
     def feedback(self, answer_id: str) -> list[Rating]:
@@ -384,6 +451,11 @@ class SQLiteAuditLog:
             rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = ?"
                                       " ORDER BY rowid", (answer_id,)).fetchall()
         return [Rating(r, why, g, float(c)) for r, why, g, c in rows]
+
+
+def _keep_vector(connection: sqlite3.Connection, answer_id: str, vector: tuple[str, str, bytes]) -> None:
+    model, digest, data = vector
+    connection.execute("INSERT OR REPLACE INTO question_vectors VALUES (?, ?, ?, ?)", (answer_id, model, digest, data))
 
 
 def _add_turn_owner(connection: sqlite3.Connection) -> None:

@@ -23,7 +23,7 @@ def day(timestamp: float) -> str:
 
 def report_json(report: GapReport) -> dict[str, object]:
     """The whole report: every group, with its examples, reasons, sections and answer ids."""
-    return {"since": day(report.since), "answers": report.answers,
+    return {"since": day(report.since), "answers": report.answers, "not_yet_grouped": report.pending,
             "gaps": [asdict(gap) | {"reasons": [{"reason": r, "answers": n} for r, n in gap.reasons]} for gap in report.gaps]}
 
 
@@ -43,6 +43,8 @@ def report_csv(report: GapReport) -> str:
 def report_text(report: GapReport, limit: int = 30) -> str:
     """The largest groups for a terminal: label and count, then examples, reasons and sections indented."""
     lines = [f"{report.answers} answers since {day(report.since)}: {len(report.gaps)} groups, largest first"]
+    if report.pending:
+        lines.append(f"{report.pending} questions not yet grouped (not embedded yet): run `python -m answer gaps` to index them")
     for rank, gap in enumerate(report.gaps[:limit], start=1):
         lines += ["", f"{rank}. {gap.label}  ({_tally(gap)})"]
         lines += [f"   asked: {e.question}  [{e.answer_id}]" for e in gap.examples]

@@ -12,7 +12,11 @@ anything is grouped, embedded or shown.
 
 Embedding the questions is the expensive part (10k questions take minutes on
 two cores), so each question's vector is kept in the answer log beside its
-answer and a report embeds only what was asked since the last one.
+answer, written with the answer itself (`answer.gap_index`) or, for answers
+from before that or written without the model, by the first report that
+needs it. A report can be told to embed at most `limit` of those: the staff
+page must answer in seconds however large the backlog, so it groups what it
+has and counts the rest as `pending`, which the CLI (no limit) indexes.
 """
 
 from __future__ import annotations
@@ -86,16 +90,25 @@ class GapReport:
     since: float
     answers: int  # answers the report is built from (readable by its reader)
     gaps: tuple[Gap, ...]  # largest first; a question asked once is a group of one
+    pending: int = 0  # readable answers left out because their question was not embedded yet (over `limit`)
 
 
 def gap_report(audit: SQLiteAuditLog, store: LiveChunks, embedder: Embedder, groups: frozenset[str], *,
-               since: float, site_name: str = "", threshold: float = THRESHOLD) -> GapReport:
-    """The report of answers since `since` that `groups` may read in full, from the log and the live index."""
+               since: float, site_name: str = "", threshold: float = THRESHOLD, limit: int | None = None) -> GapReport:
+    """The report of answers since `since` that `groups` may read in full, from the log and the live index.
+
+    At most `limit` questions missing from the log's vector cache are embedded (the newest first);
+    the answers of the others are left out and counted as `pending`. None embeds them all.
+    """
     rows = audit.gap_rows(since)
     live = live_hashes(store, groups, (i for row in rows for i in needs_lookup(row.record)))
     rows = [row for row in rows if fully_readable(row.record, groups, live)]
-    texts = [topic_text(redact(row.record.question), site_name) for row in rows]
-    vectors = question_vectors(audit, embedder, [row.record.answer_id for row in rows], texts)
+    texts = [gap_text(row.record.question, site_name) for row in rows]
+    found = question_vectors(audit, embedder, [row.record.answer_id for row in rows], texts, limit=limit)
+    kept = [i for i, v in enumerate(found) if v is not None]
+    pending = len(rows) - len(kept)
+    rows, texts = [rows[i] for i in kept], [texts[i] for i in kept]
+    vectors = [v for v in found if v is not None]
     members: dict[str, list[int]] = {}  # distinct text → its rows, newest first (so ties go to the newest question)
     for i, text in enumerate(texts):
         members.setdefault(text, []).append(i)
@@ -109,7 +122,17 @@ def gap_report(audit: SQLiteAuditLog, store: LiveChunks, embedder: Embedder, gro
                         key=lambda r: (-r.record.created, r.record.answer_id))
         gaps.append(_gap(label, chosen))
     gaps.sort(key=lambda g: (-g.count, -g.examples[0].created, g.label))
-    return GapReport(since=since, answers=len(rows), gaps=tuple(gaps))
+    return GapReport(since=since, answers=len(rows), gaps=tuple(gaps), pending=pending)
+
+
+def gap_text(question: str, site_name: str = "") -> str:
+    """Exactly what is embedded for a question, wherever it is embedded: redacted, without the site's name."""
+    return topic_text(redact(question), site_name)
+
+
+def text_hash(text: str) -> str:
+    """The key a cached vector is kept under beside its answer: a vector of other text is not reused."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def topic_text(question: str, site_name: str = "") -> str:
@@ -125,16 +148,21 @@ def topic_text(question: str, site_name: str = "") -> str:
     return " ".join(name.sub(" ", question).split()) or question
 
 
-def question_vectors(audit: SQLiteAuditLog, embedder: Embedder, ids: Sequence[str], texts: Sequence[str]) -> list[np.ndarray]:
-    """One unit vector per answer, from the log's cache when it holds one of this text, else embedded and cached."""
-    hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest()[:16] for t in texts]
+def question_vectors(audit: SQLiteAuditLog, embedder: Embedder, ids: Sequence[str], texts: Sequence[str], *,
+                     limit: int | None = None) -> list[np.ndarray | None]:
+    """One unit vector per answer, from the log's cache when it holds one of this text, else embedded and cached.
+
+    Only the first `limit` distinct texts missing from the cache are embedded (all with None);
+    the answers of the others get None.
+    """
+    hashes = [text_hash(t) for t in texts]
     cached = audit.question_vectors(embedder.id, ids)
     out: list[np.ndarray | None] = []
     for answer_id, digest in zip(ids, hashes, strict=True):
         held = cached.get(answer_id)
         out.append(np.frombuffer(held[1], dtype=np.float32) if held and held[0] == digest else None)
     missing = [i for i, v in enumerate(out) if v is None]
-    wanted = list(dict.fromkeys(texts[i] for i in missing))
+    wanted = list(dict.fromkeys(texts[i] for i in missing))[:limit]
     for start in range(0, len(wanted), EMBED_BATCH):
         batch = wanted[start:start + EMBED_BATCH]
         made = dict(zip(batch, (np.asarray(v, dtype=np.float32) for v in embedder.embed(batch)), strict=True))
@@ -142,7 +170,7 @@ def question_vectors(audit: SQLiteAuditLog, embedder: Embedder, ids: Sequence[st
         for i in fresh:
             out[i] = made[texts[i]]
         _keep(audit, embedder.id, [(ids[i], hashes[i], made[texts[i]].tobytes()) for i in fresh])
-    return [v if v is not None else np.zeros(0, np.float32) for v in out]  # every one is filled by now
+    return out
 
 
 def _keep(audit: SQLiteAuditLog, model: str, rows: list[tuple[str, str, bytes]]) -> None:

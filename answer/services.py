@@ -18,6 +18,7 @@ from retrieval.viewer import Viewer
 from .audit import SQLiteAuditLog
 from .extract import AnswerExtractor
 from .followup import CarrySubject, Condenser, LLMCondenser
+from .gap_index import QuestionIndex
 from .generate import ExtractiveGenerator, Generator
 from .llm import LiteLLMGenerator
 from .pipeline import Answerer
@@ -111,6 +112,7 @@ def build_components(settings: Settings, *, store: StoreReader | None = None,
     site = load_site_config(settings.content_dir) if settings.content_dir.is_dir() else SiteConfig()
     judge = build_judge(site, retriever, embedder)
     audit = audit or open_audit(settings)
+    audit.index_gaps(QuestionIndex(embedder, lambda: site.name))  # the name `python -m answer gaps` takes out too
     answerer = Answerer(
         retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=audit,
         unverified_policy=settings.unverified_policy, judge=judge,

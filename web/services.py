@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from answer.audit import SQLiteAuditLog
 from answer.followup import Rewrite, rewrite
+from answer.gap_index import QuestionIndex
 from answer.pipeline import Answerer
 from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
@@ -62,7 +63,6 @@ class Services:
     def __init__(self, settings: Settings, answerer: Answerer | None, store: ServedIndex | None,
                  corpus: Corpus | None = None) -> None:
         self.settings = settings
-        self._components = components_for(answerer) if answerer is not None else None
         self._store = store
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
@@ -71,6 +71,7 @@ class Services:
         self._chunks: list[Chunk] | None = None
         self._log: SQLiteAuditLog | None = None
         self._lock = threading.Lock()
+        self._components = self._indexed(components_for(answerer)) if answerer is not None else None
         self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
     @property
@@ -79,8 +80,19 @@ class Services:
             if self._components is None:
                 from answer.services import build_components
 
-                self._components = build_components(self.settings, store=self._chroma(), audit=self._answer_log())
+                self._components = self._indexed(
+                    build_components(self.settings, store=self._chroma(), audit=self._answer_log()))
             return self._components
+
+    def _indexed(self, components: Components) -> Components:
+        """Components whose answer log stores each gap question's vector as it is written (`answer.gap_index`).
+
+        With the site's name as `/gaps` takes it out (the published corpus's), so the page finds those
+        vectors; an answerer without an embedder leaves the log as it is, and `/gaps` embeds lazily.
+        """
+        if components.audit is not None and components.embedder is not None:
+            components.audit.index_gaps(QuestionIndex(components.embedder, lambda: self.corpus.site.name))
+        return components
 
     @property
     def answerer(self) -> Answerer:

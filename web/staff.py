@@ -35,6 +35,11 @@ from .state import AppState, state_of
 STATES = ("answered", "refused", "unverified")
 GAP_DAYS = 30  # the period /gaps covers unless ?since= says otherwise
 SHOWN_IDS = 100  # answers a link from a content gap opens in the audit list (the list shows at most 100)
+# Questions /gaps embeds per request when their vectors were not written with their answers (a log from before
+# that, or written without the model): on two cores ~2.7 s of model time idle (186 questions/s) and ~14 s at
+# load 4-5 (36/s), where a 10k backlog takes 47 s to 4 minutes. The page counts the rest as not yet grouped;
+# `python -m answer gaps` embeds them all.
+GAP_EMBED_PER_REQUEST = 500
 _ANSWER_ID = re.compile(r"^[0-9a-f]{1,32}$")
 
 
@@ -109,7 +114,8 @@ async def gaps(request: Request) -> Response:
     sections = {s.url: (s.url if is_site_url(s.url, site) else None, " › ".join(section_path(s.title, s.heading_path)[-2:]))
                 for gap in report.gaps for s in gap.sections}
     return state.page(request, "gaps.html", {"report": report, "sections": sections, "shown_ids": SHOWN_IDS,
-                                             "since": datetime.fromtimestamp(since, tz=UTC).strftime("%Y-%m-%d")})
+                                             "since": datetime.fromtimestamp(since, tz=UTC).strftime("%Y-%m-%d"),
+                                             "embed_limit": GAP_EMBED_PER_REQUEST})
 
 
 def _gap_report(state: AppState, groups: frozenset[str], since: float) -> GapReport:
@@ -119,7 +125,8 @@ def _gap_report(state: AppState, groups: frozenset[str], since: float) -> GapRep
     embedder = state.services.components.embedder
     if embedder is None:
         raise HTTPException(503, "the content-gap report needs the embedding model, and this server's answerer has none")
-    return gap_report(audit, state.services.store, embedder, groups, since=since, site_name=state.services.corpus.site.name)
+    return gap_report(audit, state.services.store, embedder, groups, since=since, site_name=state.services.corpus.site.name,
+                      limit=GAP_EMBED_PER_REQUEST)
 
 
 @_reads_log

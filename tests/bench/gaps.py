@@ -3,12 +3,21 @@
 A log of synthetic refusals (10k by default; the default retention keeps up
 to 20k answers, of which refusals and rated-down answers are a part) is
 written through the real log, each answer looking at real sections of
-content/. The report is then timed three ways: cold (every question embedded,
-the vectors cached in the log), warm (nothing new: every vector from the
-cache) and after 1 % new answers (only those embedded). Reading and
-clustering are timed apart from embedding, since embedding is what a cache
-saves and the model's speed is what a loaded machine changes. Purity says
-how often an answer lands in a group whose most common seeded topic is its own.
+content/, and the report is timed in the two situations a server meets:
+
+- steady state: the log writes each question's vector with its answer
+  (`answer.gap_index`, as the web app and `python -m answer` do), so the
+  report embeds nothing, also after 1 % new answers; writing the log twice,
+  with and without vectors, says what that costs each refused answer;
+- a one-time backfill: a log written without vectors (from before they were
+  written with answers) is reported on by the CLI, which embeds every
+  question; then warm (nothing new), and the web page's first visit to the
+  same backlog, which embeds at most `GAP_EMBED_PER_REQUEST` of them.
+
+Reading and clustering are timed apart from embedding, since embedding is
+what the vectors save and the model's speed is what a loaded machine
+changes. Purity says how often an answer lands in a group whose most common
+seeded topic is its own.
 """
 
 from __future__ import annotations
@@ -50,48 +59,95 @@ def questions(count: int, seed: int = 11) -> list[tuple[str, str]]:
     return out
 
 
+class Counting:
+    """The embedder, counting the texts it is asked to embed: what a report embedded."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.texts = 0
+
+    @property
+    def id(self) -> str:
+        return str(self.inner.id)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)
+
+    def embed(self, texts: Any) -> Any:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
 def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10_000) -> dict[str, Any]:
+    import sqlite3
+
     from answer.audit import SQLiteAuditLog
     from answer.clusters import cluster
-    from answer.gaps import gap_report, topic_text
-    from answer.redaction import redact
+    from answer.gap_index import QuestionIndex
+    from answer.gaps import gap_report, gap_text
     from answer.retention import NO_RETENTION
     from tests.gap_seed import DAY, refusal
+    from web.staff import GAP_EMBED_PER_REQUEST
 
     now = time.time()
-    rng = random.Random(5)
+    site = "Ferrydeck Docs"
     looked = store.chunks(groups=["public"])
-    audit = SQLiteAuditLog(work / "gap-log" / "answers.sqlite3", retention=NO_RETENTION)
     asked = questions(answers + answers // 100)
-    started = time.perf_counter()
-    topic_of = {}
-    for topic, question in asked[:answers]:
-        answer = refusal(question, created=now - rng.uniform(0, 80 * DAY), chunks=rng.sample(looked, 3))
-        audit.record(answer)
-        topic_of[answer.id] = topic
-    write_s = time.perf_counter() - started
+    counting = Counting(embedder)
     groups = frozenset({"public", "staff"})
 
-    def timed() -> tuple[float, Any]:
+    def write(audit: SQLiteAuditLog, batch: list[tuple[str, str]], rng: random.Random, spread: float) -> tuple[float, dict[str, str]]:
+        topic_of = {}
         began = time.perf_counter()
-        result = gap_report(audit, store, embedder, groups, since=now - 90 * DAY, site_name="Ferrydeck Docs")
-        return time.perf_counter() - began, result
+        for topic, question in batch:
+            answer = refusal(question, created=now - rng.uniform(0, spread), chunks=rng.sample(looked, 3))
+            audit.record(answer)
+            topic_of[answer.id] = topic
+        return time.perf_counter() - began, topic_of
 
-    cold_s, report = timed()
-    warm_s, _ = timed()
-    rows_s, rows = _timed(lambda: audit.gap_rows(now - 90 * DAY))
-    cached = audit.question_vectors(embedder.id, [r.record.answer_id for r in rows])
+    def timed(audit: SQLiteAuditLog, limit: int | None = None) -> tuple[float, int, Any]:
+        counting.texts = 0
+        began = time.perf_counter()
+        result = gap_report(audit, store, counting, groups, since=now - 90 * DAY, site_name=site, limit=limit)
+        return time.perf_counter() - began, counting.texts, result
+
+    # Steady state: every vector written with its answer, through the log's own write path.
+    steady = SQLiteAuditLog(work / "gap-log-steady" / "answers.sqlite3", retention=NO_RETENTION)
+    steady.index_gaps(QuestionIndex(counting, lambda: site))
+    with_vectors_s, topic_of = write(steady, asked[:answers], random.Random(5), 80 * DAY)
+    steady_s, steady_embedded, report = timed(steady)
+    more_write_s, _ = write(steady, asked[answers:], random.Random(6), 0.0)
+    more_s, more_embedded, _ = timed(steady)
+
+    # A one-time backfill: the same answers in a log written without vectors.
+    backlog = SQLiteAuditLog(work / "gap-log-backlog" / "answers.sqlite3", retention=NO_RETENTION)
+    plain_s, _ = write(backlog, asked[:answers], random.Random(5), 80 * DAY)
+    cold_s, cold_embedded, _ = timed(backlog)
+    warm_s, _, _ = timed(backlog)
+    rows_s, rows = _timed(lambda: backlog.gap_rows(now - 90 * DAY))
+    cached = backlog.question_vectors(embedder.id, [r.record.answer_id for r in rows])
     first: dict[str, bytes] = {}  # one vector per distinct question, as the report clusters them
     for row in rows:
-        first.setdefault(topic_text(redact(row.record.question), "Ferrydeck Docs"), cached[row.record.answer_id][1])
+        first.setdefault(gap_text(row.record.question, site), cached[row.record.answer_id][1])
     matrix = np.stack([np.frombuffer(v, dtype=np.float32) for v in first.values()])
     cluster_s, _ = _timed(lambda: cluster(matrix))
-    for _, question in asked[answers:]:
-        audit.record(refusal(question, created=now, chunks=rng.sample(looked, 3)))
-    more_s, _ = timed()
-    return {"answers": answers, "distinct_questions": len(first), "write_log_seconds": round(write_s, 1),
-            "cold_seconds": round(cold_s, 2), "cold_questions_per_s": round(len(first) / cold_s, 1),
-            "warm_seconds": round(warm_s, 2), "after_1pct_new_seconds": round(more_s, 2),
+    with sqlite3.connect(backlog.path) as db:  # the backlog again, for the web page's first visit
+        db.execute("DELETE FROM question_vectors")
+    page_s, page_embedded, page = timed(backlog, GAP_EMBED_PER_REQUEST)
+    return {"answers": answers, "distinct_questions": len(first),
+            "steady_state": {
+                "write_log_seconds": round(with_vectors_s, 1),
+                "vector_ms_per_refused_answer": round(1000 * (with_vectors_s - plain_s) / answers, 1),
+                "report_seconds": round(steady_s, 2), "questions_embedded_by_report": steady_embedded,
+                "after_1pct_new_seconds": round(more_s, 2), "questions_embedded_after_1pct_new": more_embedded,
+                "write_1pct_new_seconds": round(more_write_s, 2)},
+            "backfill_once": {
+                "write_log_without_vectors_seconds": round(plain_s, 1),
+                "cli_seconds": round(cold_s, 2), "questions_embedded": cold_embedded,
+                "questions_per_s": round(cold_embedded / cold_s, 1), "warm_seconds": round(warm_s, 2),
+                "web_first_visit_seconds": round(page_s, 2), "web_first_visit_embedded": page_embedded,
+                "web_first_visit_not_yet_grouped": page.pending},
             "warm_parts": {"read_rows_seconds": round(rows_s, 2), "cluster_seconds": round(cluster_s, 2)},
             "groups": len(report.gaps), "groups_over_one": sum(g.count > 1 for g in report.gaps),
             "largest_groups": [g.count for g in report.gaps[:5]], "topics_seeded": len(TOPICS),

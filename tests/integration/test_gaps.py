@@ -11,6 +11,7 @@ import pytest
 
 from answer.__main__ import main
 from answer.audit import SQLiteAuditLog
+from answer.gap_index import QuestionIndex
 from answer.gaps import gap_report
 from tests.conftest import CONTENT
 from tests.gap_seed import DAY, refusal, seed
@@ -64,6 +65,41 @@ def test_paraphrases_of_three_missing_topics_make_three_groups_with_the_right_co
     assert all(g.sections and g.sections[0].url.startswith("/docs/") for g in topics)
 
 
+class Counting:
+    """The real model, counting the texts it embeds."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_questions_embedded_as_they_are_answered_are_grouped_without_embedding_again(settings, content_index,
+                                                                                      real_embedder):
+    embedder = Counting(real_embedder)
+    audit = SQLiteAuditLog(settings.audit_path)
+    audit.index_gaps(QuestionIndex(embedder, lambda: "Ferrydeck Docs"))
+    looked = content_index.chunks(groups=["public"])[:1]
+    seed(audit, [refusal(q, created=NOW - 600 + i, chunks=looked) for i, q in enumerate(TOPICS["terraform"] + TOPICS["gdpr"])])
+    assert len(embedder.texts) == 11
+    embedder.texts.clear()
+    report = gap_report(audit, content_index, embedder, frozenset({"public", "staff"}), since=NOW - DAY,
+                        site_name="Ferrydeck Docs")
+    assert embedder.texts == [] and report.pending == 0
+    assert [g.count for g in report.gaps] == [6, 5]
+
+
 def run(capsys, argv, settings, store):
     code = main(["gaps", *argv], settings=settings, store=store)
     captured = capsys.readouterr()
@@ -74,6 +110,7 @@ def run(capsys, argv, settings, store):
 def test_the_cli_writes_the_report_as_json_csv_and_text_for_a_period(capsys, seeded, settings, content_index):
     data = json.loads(run(capsys, ["--json"], settings, content_index))
     assert [g["count"] for g in data["gaps"][:3]] == [6, 5, 4] and data["answers"] == 21
+    assert data["not_yet_grouped"] == 0  # the CLI embeds every question the log has no vector of
     first = data["gaps"][0]
     assert {"label", "examples", "reasons", "sections", "answer_ids"} <= set(first)
     assert first["examples"][0]["created"] >= first["examples"][-1]["created"]  # newest first

@@ -1,4 +1,5 @@
-"""The content-gap report with fakes: grouping, redaction, the audit view's readable rule, the vector cache, /gaps."""
+"""The content-gap report with fakes: grouping, redaction, the audit view's readable rule, the vector cache, vectors
+written with their answers, the web page's embedding cap, /gaps."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.clusters import central, cluster
-from answer.gaps import gap_report, parse_since, reason_text, topic_text
+from answer.gap_export import report_json, report_text
+from answer.gap_index import QuestionIndex
+from answer.gaps import gap_report, gap_text, parse_since, reason_text, topic_text
 from answer.redaction import EMAIL, KEY, NUMBER, redact
 from answer.retention import Retention
 from retrieval.search import DenseRetriever
@@ -201,6 +204,96 @@ def test_a_pruned_answer_takes_its_cached_vector_with_it(tmp_path):
         assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (1,)
 
 
+class Counting:
+    """An embedder that says which texts it was asked to embed, and can be told to fail."""
+
+    def __init__(self, inner: HashEmbedder, *, fail: bool = False) -> None:
+        self.inner = inner
+        self.fail = fail
+        self.texts: list[str] = []
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        if self.fail:
+            raise RuntimeError("the model is gone")
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def vector_rows(audit):
+    with sqlite3.connect(audit.path) as db:
+        return dict(db.execute("SELECT answer_id, model FROM question_vectors").fetchall())
+
+
+def indexed_world(tmp_path, *, site="Ferrydeck Docs", fail=False):
+    """A log that stores each gap question's vector as it is written, and the counting embedder it uses."""
+    embedder = Counting(HashEmbedder(), fail=fail)
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit.index_gaps(QuestionIndex(embedder, lambda: site))
+    return audit, MemoryStore(embedder.inner, [PUBLIC_CHUNK]), embedder
+
+
+def test_a_refused_or_unverified_answer_is_written_with_its_vector_and_the_report_then_embeds_nothing(tmp_path):
+    audit, store, embedder = indexed_world(tmp_path)
+    answers = [refusal("How do I set up SAML for Ferrydeck? Mail jane@example.com", created=NOW - 60, chunks=[PUBLIC_CHUNK]),
+               refusal("Does Ferrydeck's SAML work with Okta?", created=NOW - 50, chunks=[PUBLIC_CHUNK], state="unverified"),
+               refusal("How do I set up SAML single sign-on?", created=NOW - 40, chunks=[PUBLIC_CHUNK], state="answered")]
+    seed(audit, answers)
+    assert vector_rows(audit) == {answers[0].id: "hash-64", answers[1].id: "hash-64"}  # the answered one is not a gap
+    assert embedder.texts == [gap_text(a.question, "Ferrydeck Docs") for a in answers[:2]]  # the report's own text
+    assert "jane@" not in embedder.texts[0] and "Ferrydeck" not in embedder.texts[0]
+    embedder.texts.clear()
+    found = report(audit, store, embedder, site_name="Ferrydeck Docs")
+    assert embedder.texts == [] and found.answers == 2 and found.pending == 0
+
+
+def test_a_thumbs_down_on_an_answered_answer_stores_its_vector_once(tmp_path):
+    audit, store, embedder = indexed_world(tmp_path)
+    answered = refusal("How do I rotate a signing secret?", created=NOW - 60, chunks=[PUBLIC_CHUNK], state="answered")
+    seed(audit, [answered])
+    assert audit.add_feedback(answered.id, "up", "", frozenset({"public"}))
+    assert embedder.texts == [] and vector_rows(audit) == {}
+    assert audit.add_feedback(answered.id, "down", "it did not say how", frozenset({"public"}))
+    assert embedder.texts == [gap_text(answered.question, "Ferrydeck Docs")] and answered.id in vector_rows(audit)
+    assert audit.add_feedback(answered.id, "down", "still not", frozenset({"public"}))
+    assert len(embedder.texts) == 1  # its vector is already there
+    embedder.texts.clear()
+    found = report(audit, store, embedder, site_name="Ferrydeck Docs")
+    assert embedder.texts == [] and found.answers == 1 and found.gaps[0].rated_down == 1
+
+
+def test_a_model_failing_at_write_time_costs_the_report_an_embedding_never_the_answer_or_the_feedback(tmp_path):
+    audit, store, embedder = indexed_world(tmp_path, fail=True)
+    asked = refusal("How do I set up SAML?", created=NOW - 60, chunks=[PUBLIC_CHUNK])
+    answered = refusal("How do I rotate a secret?", created=NOW - 50, chunks=[PUBLIC_CHUNK], state="answered")
+    seed(audit, [asked, answered])
+    assert audit.add_feedback(answered.id, "down", "", frozenset({"public"}))
+    assert audit.get(asked.id) is not None and vector_rows(audit) == {}
+    embedder.fail = False
+    found = report(audit, store, embedder, site_name="Ferrydeck Docs")
+    assert found.answers == 2 and sorted(embedder.texts) == sorted(gap_text(a.question, "Ferrydeck Docs")
+                                                                   for a in (asked, answered))
+
+
+def test_a_limit_embeds_the_newest_questions_and_counts_the_other_answers_as_pending(tmp_path):
+    answers = [refusal(f"how do I export the audit log as format {n}", created=NOW - 60 + n, chunks=[PUBLIC_CHUNK])
+               for n in range(5)]
+    audit, store, embedder = world(tmp_path, answers)
+    first = report(audit, store, embedder, limit=2)
+    assert (first.answers, first.pending) == (2, 3)
+    assert sorted(i for g in first.gaps for i in g.answer_ids) == sorted(a.id for a in answers[3:])  # the newest
+    assert report_json(first)["not_yet_grouped"] == 3 and "3 questions not yet grouped" in report_text(first)
+    assert (report(audit, store, embedder, limit=2).pending, report(audit, store, embedder).pending) == (1, 0)
+    assert report_json(report(audit, store, embedder))["not_yet_grouped"] == 0
+
+
 def test_the_site_name_and_scores_are_not_part_of_what_is_grouped():
     assert topic_text("Is there a Ferrydeck mobile app? Ferrydeck's docs say no", "Ferrydeck Docs") == \
         "Is there a mobile app? say no"
@@ -257,3 +350,28 @@ def test_staff_see_groups_with_examples_reasons_sections_and_links_to_the_audit_
     assert f"/answers/{answers[0].id}" in listed and f"/answers/{answers[1].id}" in listed
     assert staff.get(f"/answers?ids={answers[2].id}", headers={"X-Groups": "staff"}).text.count("/answers/" + answers[2].id) == 0
     assert staff.get("/gaps?since=yesterday", headers={"X-Groups": "staff"}).status_code == 400
+
+
+def test_gaps_embeds_at_most_its_limit_per_visit_and_says_how_many_questions_wait(tmp_path, monkeypatch):
+    import web.staff
+
+    monkeypatch.setattr(web.staff, "GAP_EMBED_PER_REQUEST", 2)
+    answers = [refusal(f"how do I export the audit log as format {n}", created=NOW - 60 + n, chunks=[PUBLIC_CHUNK])
+               for n in range(5)]  # written before the server ran: none has its vector yet
+    staff = client(tmp_path, answers, identity_header="X-Groups")
+    pages = [staff.get("/gaps", headers={"X-Groups": "staff"}).text for _ in range(3)]
+    assert "3 questions not yet grouped" in pages[0] and "python -m answer gaps" in pages[0]
+    assert "2 answers" in pages[0] and answers[4].id in pages[0] and answers[0].id not in pages[0]
+    assert "1 question not yet grouped" in pages[1]
+    assert 'id="gaps-pending"' not in pages[2] and "5 answers" in pages[2]
+
+
+def test_the_web_app_writes_the_vector_of_a_refused_answer_and_of_a_thumbs_down_with_them(tmp_path):
+    answered = refusal("How do I rotate a signing secret?", created=NOW - 60, chunks=[PUBLIC_CHUNK], state="answered")
+    app = client(tmp_path, [answered], identity_header="X-Groups")
+    asked = app.post("/api/ask", json={"question": "Is there a Terraform provider?"}).json()
+    assert asked["state"] in ("refused", "unverified")
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    assert set(vector_rows(audit)) == {asked["answer_id"]}
+    assert app.post(f"/api/answers/{answered.id}/feedback", json={"rating": "down", "reason": ""}).status_code == 201
+    assert set(vector_rows(audit)) == {asked["answer_id"], answered.id}
