@@ -67,7 +67,7 @@ EMPTY = Vocabulary(0, {})
 class LiveVocabulary:
     """A vocabulary that follows a chunk listing: rebuilt only when `source()` reports a new fingerprint.
 
-    The listing is the public BM25 index (`public_vocabulary` in services), so the vocabulary goes stale
+    The listing is the public BM25 index (`public_chunks` in `services.build_judge`), so the vocabulary goes stale
     exactly when lexical search does, and costs no store read of its own.
     """
 
