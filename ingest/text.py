@@ -153,6 +153,7 @@ _IRREGULAR = {
 }
 
 
+_ACRONYM_PLURAL = re.compile(r"^[b-df-hj-np-tv-xz]+[b-df-hj-np-rtv-xz]s$")  # "sdks", "prs"; not "css"
 # Latin verbs whose noun changes the root ("retained" / "retention"), which no suffix rule can join: stem -> stem.
 _NOUN_OF_VERB = {
     "retent": "retain", "detent": "detain", "permiss": "permit", "subscript": "subscrib", "descript": "describ",
@@ -171,4 +172,6 @@ def stem(word: str) -> str:
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     stemmed = str(_ENGLISH.stemWord(word))
+    if stemmed == word and _ACRONYM_PLURAL.match(word):
+        return word[:-1]  # Snowball keeps the "s" of a vowel-less word: "SDKs" must meet "SDK"
     return _NOUN_OF_VERB.get(stemmed, stemmed)

@@ -159,7 +159,7 @@ def test_a_stray_backtick_never_starts_a_quote_and_a_whole_short_row_may_be_quot
 @pytest.mark.parametrize("family", [("delete", "deleted", "deletes", "deletion"), ("expire", "expires", "expiration"),
                                     ("configure", "configuration", "configured"), ("retry", "retries", "retried"),
                                     ("retain", "retained", "retention"), ("send", "sent", "sends"),
-                                    ("subscribe", "subscription")])
+                                    ("subscribe", "subscription"), ("sdk", "sdks"), ("api", "apis")])
 def test_the_answer_side_stem_joins_a_word_family(family):
     assert len({stem(word) for word in family}) == 1
 
