@@ -10,6 +10,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from answer.draft import Draft, parse_draft
 from ingest.documents import Chunk, SourceSpan
@@ -44,6 +45,29 @@ class HashEmbedder:
             norm = math.sqrt(sum(x * x for x in vector)) or 1.0
             out.append([x / norm for x in vector])
         return out
+
+
+class CountingEmbedder:
+    """Any embedder, keeping the texts it was asked to embed (what a report embedded); told to, it fails like a lost model."""
+
+    def __init__(self, inner: Any, *, fail: bool = False) -> None:
+        self.inner = inner
+        self.fail = fail
+        self.texts: list[str] = []
+
+    @property
+    def id(self) -> str:
+        return str(self.inner.id)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if self.fail:
+            raise RuntimeError("the model is gone")
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
 
 
 class MemoryStore:

@@ -59,26 +59,6 @@ def questions(count: int, seed: int = 11) -> list[tuple[str, str]]:
     return out
 
 
-class Counting:
-    """The embedder, counting the texts it is asked to embed: what a report embedded."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.texts = 0
-
-    @property
-    def id(self) -> str:
-        return str(self.inner.id)
-
-    @property
-    def dimension(self) -> int:
-        return int(self.inner.dimension)
-
-    def embed(self, texts: Any) -> Any:
-        self.texts += len(texts)
-        return self.inner.embed(texts)
-
-
 def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10_000) -> dict[str, Any]:
     import sqlite3
 
@@ -87,6 +67,7 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
     from answer.gap_index import QuestionIndex
     from answer.gaps import gap_report, gap_text
     from answer.retention import NO_RETENTION
+    from tests.fakes import CountingEmbedder
     from tests.gap_seed import DAY, refusal
     from web.staff import GAP_EMBED_PER_REQUEST
 
@@ -94,7 +75,7 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
     site = "Ferrydeck Docs"
     looked = store.chunks(groups=["public"])
     asked = questions(answers + answers // 100)
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder)
     groups = frozenset({"public", "staff"})
 
     def write(audit: SQLiteAuditLog, batch: list[tuple[str, str]], rng: random.Random, spread: float) -> tuple[float, dict[str, str]]:
@@ -107,10 +88,10 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
         return time.perf_counter() - began, topic_of
 
     def timed(audit: SQLiteAuditLog, limit: int | None = None) -> tuple[float, int, Any]:
-        counting.texts = 0
+        counting.texts.clear()
         began = time.perf_counter()
         result = gap_report(audit, store, counting, groups, since=now - 90 * DAY, site_name=site, limit=limit)
-        return time.perf_counter() - began, counting.texts, result
+        return time.perf_counter() - began, len(counting.texts), result
 
     # Steady state: every vector written with its answer, through the log's own write path.
     steady = SQLiteAuditLog(work / "gap-log-steady" / "answers.sqlite3", retention=NO_RETENTION)

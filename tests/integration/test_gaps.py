@@ -14,6 +14,7 @@ from answer.audit import SQLiteAuditLog
 from answer.gap_index import QuestionIndex
 from answer.gaps import gap_report
 from tests.conftest import CONTENT
+from tests.fakes import CountingEmbedder
 from tests.gap_seed import DAY, refusal, seed
 from web.settings import Settings
 
@@ -65,29 +66,9 @@ def test_paraphrases_of_three_missing_topics_make_three_groups_with_the_right_co
     assert all(g.sections and g.sections[0].url.startswith("/docs/") for g in topics)
 
 
-class Counting:
-    """The real model, counting the texts it embeds."""
-
-    def __init__(self, inner) -> None:  # noqa: ANN001
-        self.inner = inner
-        self.texts: list[str] = []
-
-    @property
-    def id(self) -> str:
-        return self.inner.id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts):  # noqa: ANN001, ANN201
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-
 def test_questions_embedded_as_they_are_answered_are_grouped_without_embedding_again(settings, content_index,
                                                                                       real_embedder):
-    embedder = Counting(real_embedder)
+    embedder = CountingEmbedder(real_embedder)
     audit = SQLiteAuditLog(settings.audit_path)
     audit.index_gaps(QuestionIndex(embedder, lambda: "Ferrydeck Docs"))
     looked = content_index.chunks(groups=["public"])[:1]

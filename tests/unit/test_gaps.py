@@ -18,7 +18,7 @@ from answer.gaps import gap_report, gap_text, parse_since, reason_text, topic_te
 from answer.redaction import EMAIL, KEY, NUMBER, redact
 from answer.retention import Retention
 from retrieval.search import DenseRetriever
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import CountingEmbedder, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from tests.gap_seed import DAY, refusal, seed
 from web.app import create_app
 from web.settings import Settings
@@ -204,29 +204,6 @@ def test_a_pruned_answer_takes_its_cached_vector_with_it(tmp_path):
         assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (1,)
 
 
-class Counting:
-    """An embedder that says which texts it was asked to embed, and can be told to fail."""
-
-    def __init__(self, inner: HashEmbedder, *, fail: bool = False) -> None:
-        self.inner = inner
-        self.fail = fail
-        self.texts: list[str] = []
-
-    @property
-    def id(self) -> str:
-        return self.inner.id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts):  # noqa: ANN001, ANN201
-        if self.fail:
-            raise RuntimeError("the model is gone")
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-
 def vector_rows(audit):
     with sqlite3.connect(audit.path) as db:
         return dict(db.execute("SELECT answer_id, model FROM question_vectors").fetchall())
@@ -234,7 +211,7 @@ def vector_rows(audit):
 
 def indexed_world(tmp_path, *, site="Ferrydeck Docs", fail=False):
     """A log that stores each gap question's vector as it is written, and the counting embedder it uses."""
-    embedder = Counting(HashEmbedder(), fail=fail)
+    embedder = CountingEmbedder(HashEmbedder(), fail=fail)
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
     audit.index_gaps(QuestionIndex(embedder, lambda: site))
     return audit, MemoryStore(embedder.inner, [PUBLIC_CHUNK]), embedder
