@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 import snowballstemmer
 
@@ -144,7 +146,16 @@ TERM_STOPWORDS = frozenset(
 )
 
 # Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
-_ENGLISH = snowballstemmer.stemmer("english")
+_STEMMERS = threading.local()
+
+
+def _english() -> Any:
+    """This thread's Snowball stemmer: one keeps the word it is stemming on itself, so threads must not share one
+    (a shared one answered concurrent requests with an IndexError)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer
 _IRREGULAR = {
     "sent": "send", "resent": "resend", "paid": "pay", "spent": "spend", "built": "build", "rebuilt": "rebuild",
     "kept": "keep", "lost": "lose", "took": "take", "taken": "take", "wrote": "write", "written": "write",
@@ -171,7 +182,7 @@ def stem(word: str) -> str:
     """
     if word in _IRREGULAR:
         return _IRREGULAR[word]
-    stemmed = str(_ENGLISH.stemWord(word))
+    stemmed = str(_english().stemWord(word))
     if stemmed == word and _ACRONYM_PLURAL.match(word):
         return word[:-1]  # Snowball keeps the "s" of a vowel-less word: "SDKs" must meet "SDK"
     return _NOUN_OF_VERB.get(stemmed, stemmed)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 from answer.support import DeterministicChecker
 from ingest.dedupe import find_duplicates
-from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles
+from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles, stem
 from retrieval.models import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id
 from tests.fakes import make_chunk
 
@@ -41,3 +43,18 @@ def test_a_folder_holding_the_default_model_is_recorded_as_the_default() -> None
     assert recorded_model_id(f"/srv/models/{DEFAULT_MODEL_NAME}", f"/srv/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
     assert recorded_model_id("", f"/data/models/{DEFAULT_MODEL_NAME}") == DEFAULT_MODEL_NAME
     assert recorded_model_id("BAAI/bge-small-en-v1.5", "BAAI/bge-small-en-v1.5") == "BAAI/bge-small-en-v1.5"
+
+
+def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem():
+    # Snowball's stemmer object holds the word being stemmed: shared across threads, concurrent answers raised
+    # IndexError or returned another word's stem. Fresh words each run, so the cache cannot hide the race.
+    from concurrent.futures import ThreadPoolExecutor
+
+    roots = ["configur", "retent", "deliver", "subscript", "generat", "authent", "expir", "migrat"]
+    endings = ["ation", "ations", "ing", "ed", "es", "ment", "ively", "ational"]
+    salt = uuid.uuid4().hex[:6].translate(str.maketrans("0123456789", "ghijklmnop"))
+    words = [f"{salt}{k}{r}{e}{n}" for k in "abcdefghijklmnopqrst" for r in roots for e in endings
+             for n in ("", "s", "al", "ity")]
+    with ThreadPoolExecutor(8) as pool:
+        threaded = list(pool.map(stem, words))
+    assert threaded == [stem.__wrapped__(w) for w in words]
