@@ -65,6 +65,15 @@ class DraftClaim:
 
 
 @dataclass(frozen=True)
+class PartialClaim:
+    """One claim of a draft still being written, complete in itself: what a streaming generator yields first."""
+
+    claim: DraftClaim
+    shown: tuple[str, ...] | None = None  # the handles the generator was shown, as on the finished draft
+    written: float = 0.0  # seconds from the request to the model finishing this claim (to compare with it shown)
+
+
+@dataclass(frozen=True)
 class Draft:
     refused: bool
     claims: tuple[DraftClaim, ...]
@@ -115,13 +124,14 @@ _FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 def parse_draft(text: str) -> Draft:
     """Parse a model reply that should be a JSON draft (bare, or in a ```json fence)."""
     try:
-        return _parse(text)
+        return draft_from_dict(decode_reply(text), raw=text)
     except DraftFormatError as exc:
         exc.raw = exc.raw or text  # the audit keeps what the model actually said
         raise
 
 
-def _parse(text: str) -> Draft:
+def decode_reply(text: str) -> Any:
+    """The JSON value of a model reply: bare, in a ```json fence, or the outermost {...} of prose around it."""
     if not text or not text.strip():
         raise DraftFormatError("the model returned an empty reply")
     candidate = text.strip()
@@ -134,7 +144,6 @@ def _parse(text: str) -> Draft:
             raise DraftFormatError(f"the reply is not JSON: {text[:80]!r}")
         candidate = candidate[start : end + 1]
     try:
-        data = json.loads(candidate)
+        return json.loads(candidate)
     except json.JSONDecodeError as exc:
         raise DraftFormatError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from exc
-    return draft_from_dict(data, raw=text)

@@ -18,6 +18,8 @@ class DraftFormatError(AnswerError):
 class GeneratorError(AnswerError):
     """The generator could not produce a draft (model unreachable, timed out, refused by the provider)."""
 
+    raw: str = ""  # what a stream had written before it broke, kept for the audit
+
 
 class AuditError(AnswerError):
     """The audit log could not be written or read."""

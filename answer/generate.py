@@ -12,13 +12,13 @@ contract (and verifier) as an LLM.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
 
 from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
-from .draft import Draft, DraftClaim, Quote
+from .draft import Draft, DraftClaim, PartialClaim, Quote
 from .extract import AnswerExtractor
 from .relevance import RelevanceJudge
 from .spans import units
@@ -30,6 +30,15 @@ class Generator(Protocol):
     name: str
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft: ...
+
+
+@runtime_checkable
+class StreamingGenerator(Generator, Protocol):
+    """A generator that can also hand over each claim as soon as it is written whole, then the draft."""
+
+    def draft_stream(
+        self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()
+    ) -> Iterator[PartialClaim | Draft]: ...
 
 
 def sentences(text: str) -> list[str]:

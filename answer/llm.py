@@ -14,19 +14,23 @@ treats as a failed verification.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from retrieval.search import RetrievalSet
 
-from .draft import DRAFT_SCHEMA, Draft, parse_draft
+from .draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
 from .errors import DraftFormatError, GeneratorError
-from .prompt import DEFAULT_BUDGET_TOKENS, build_prompt
+from .incremental import ClaimScanner
+from .pointing import parse_pointed
+from .prompt import DEFAULT_BUDGET_TOKENS, Prompt, build_prompt
 from .response_format import FORMATS, Shape, rejects_response_format, response_format
+from .settings import Quoting
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,7 @@ class LiteLLMGenerator:
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        quoting: Quoting = "copy",
     ) -> None:
         if not model:
             raise ValueError("LiteLLMGenerator needs a litellm model string, got ''")
@@ -84,23 +89,77 @@ class LiteLLMGenerator:
         self.budget_tokens = budget_tokens
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.quoting: Quoting = quoting
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
-        prompt = build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens)
-        text = self.complete(prompt.as_list())
+        prompt = self._prompt(question, rset, feedback)
+        return self._parse(self.complete(prompt.as_list(), schema=prompt.schema), prompt)
+
+    def draft_stream(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Iterator[PartialClaim | Draft]:
+        """Each claim as soon as the model has written it whole, then the whole draft (the one `draft` returns).
+
+        A stream cut off after some claims is a `GeneratorError` carrying what was written, so the audit keeps it
+        and the claims already read stand as the draft.
+        """
+        prompt = self._prompt(question, rset, feedback)
+        started = time.perf_counter()
+        scanner = ClaimScanner()
+        pieces: list[str] = []
+        try:
+            for piece in self.complete_stream(prompt.as_list(), schema=prompt.schema):
+                pieces.append(piece)
+                for item in scanner.feed(piece):
+                    claim = self._claim(item, prompt)
+                    if claim is not None:
+                        yield PartialClaim(claim, prompt.handles, round(time.perf_counter() - started, 4))
+        except GeneratorError as exc:
+            exc.raw = "".join(pieces)
+            raise
+        yield self._parse("".join(pieces), prompt)
+
+    def _prompt(self, question: str, rset: RetrievalSet, feedback: Sequence[str]) -> Prompt:
+        return build_prompt(question, rset, feedback=feedback, budget_tokens=self.budget_tokens, quoting=self.quoting)
+
+    def _parse(self, text: str, prompt: Prompt) -> Draft:
         # DraftFormatError carries the raw text for the audit; the draft remembers which passages the
         # model was shown, so a handle cut by the context budget counts as a phantom.
-        return replace(parse_draft(text), shown=prompt.handles)
+        draft = parse_pointed(text, prompt.refs) if self.quoting == "point" else parse_draft(text)
+        return replace(draft, shown=prompt.handles)
+
+    def _claim(self, item: dict[str, Any], prompt: Prompt) -> DraftClaim | None:
+        """One complete claim object of a reply still being written, or None when it is malformed."""
+        try:
+            draft = self._parse(json.dumps({"claims": [item], "refused": False}), prompt)
+        except DraftFormatError:
+            return None  # the whole reply's parse reports it
+        return draft.claims[0] if draft.claims else None
 
     def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
         """The model's reply text, in the first structured-output shape this server takes."""
+        return _reply_text(self._structured(messages, schema, name))
+
+    def complete_stream(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA,
+                        name: str = "draft") -> Iterator[str]:
+        """The reply text piece by piece as the server streams it; a failure mid-stream is a `GeneratorError`."""
+        response = self._structured(messages, schema, name, stream=True)
+        try:
+            for chunk in response:
+                choices = getattr(chunk, "choices", None) or []
+                content = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                if isinstance(content, str) and content:
+                    yield content
+        except Exception as exc:  # noqa: BLE001 - a transport fault mid-stream, classified at the adapter edge
+            raise GeneratorError(f"model {self.model} stream broke: {type(exc).__name__}: {str(exc)[:200]}") from exc
+
+    def _structured(self, messages: list[dict[str, str]], schema: dict[str, Any], name: str, **extra: Any) -> Any:
+        """The response, requested in the first structured-output shape this server takes (learnt per model)."""
         litellm = import_litellm()
         server = self.api_base or ""
         while True:
             shape: Shape = FORMATS.current(server, self.model) if self.structured else "text"
             field = response_format(shape, schema, name)
             try:
-                return _reply_text(self.respond(litellm, messages, **({"response_format": field} if field else {})))
+                return self.respond(litellm, messages, **extra, **({"response_format": field} if field else {}))
             except GeneratorError as exc:
                 if field is None or exc.__cause__ is None or not rejects_response_format(exc.__cause__, litellm):
                     raise

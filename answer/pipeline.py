@@ -5,6 +5,11 @@ without calling a model; a draft with problems is retried once with the
 verifier's findings appended; after that, only supported and partial claims
 are shown and the answer is marked degraded; with nothing left it is
 `unverified` (text kept for the audit, shown only behind an "unverified" toggle) or a refusal.
+
+A generator that streams hands over each claim as soon as it is written
+whole; the claim is verified and gated on its own and, if it passes, shown at
+once. What is shown is never taken back: later claims (and a retry's) are
+judged beside it, after it.
 """
 
 from __future__ import annotations
@@ -12,16 +17,18 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol, get_args
 
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
+from .draft import Draft, PartialClaim
 from .errors import AuditDamagedError, DraftFormatError, GeneratorError
 from .findings import Finding
-from .generate import Generator
+from .generate import Generator as DraftGenerator
+from .generate import StreamingGenerator
 from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
 from .relevance import RelevanceJudge
 from .settings import UnverifiedPolicy
@@ -96,13 +103,14 @@ class Answerer:
     def __init__(
         self,
         retriever: Retriever,
-        generator: Generator,
+        generator: DraftGenerator,
         *,
         checker: SupportChecker | None = None,
         audit: AuditLog | None = None,
         retry: bool = True,
         unverified_policy: UnverifiedPolicy = "hide",
         judge: RelevanceJudge | None = None,
+        stream: bool = True,
     ) -> None:
         if unverified_policy not in get_args(UnverifiedPolicy):  # typed, but a library caller may not be checked
             raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
@@ -112,6 +120,7 @@ class Answerer:
         self.audit = audit
         self.retry = retry
         self.unverified_policy = unverified_policy
+        self.stream = stream  # a generator that can stream has its claims shown as each is verified
         # The answer gate applies to every generator; the extractive one brings its own.
         self.judge = judge if judge is not None else getattr(generator, "judge", None)
 
@@ -135,20 +144,24 @@ class Answerer:
             return
 
         attempts: list[Attempt] = []
-        verification, unreachable = self._attempt(rset, viewer, (), attempts, timings)
-        rounds = [self._gate(rset, verification, timings)]
+        # With a streaming generator, each claim goes on the page as soon as it is verified and on point;
+        # `committed` holds those (across attempts: a retry may add claims, never take one back).
+        committed: list[tuple[Claim, int]] | None = [] if self.stream and isinstance(self.generator, StreamingGenerator) else None
+        first = yield from self._round(rset, viewer, (), attempts, timings, committed)
+        rounds, verification, unreachable = [first], first.verification, first.unreachable
         # One retry with the verifier's findings; a model that is down (already retried at the
         # transport level) gets none, and a clean refusal needs none.
         if self.retry and not unreachable and not verification.clean and not (verification.refused and not verification.claims):
-            retry, _ = self._attempt(rset, viewer, verification.problems + kept(verification), attempts, timings)
-            rounds.append(self._gate(rset, retry, timings))
-        # The answer is built from the best draft, not the last: a retry that refuses or does worse
-        # never erases what the first draft got verified.
-        used = max(range(len(rounds)), key=lambda i: (rounds[i].score, i))
+            feedback = verification.problems + kept(verification)
+            rounds.append((yield from self._round(rset, viewer, feedback, attempts, timings, committed)))
+        # The answer is built from the best draft, not the last: a retry that refuses or does worse never
+        # erases what the first draft got verified. A round holding every streamed claim comes first.
+        used = max(range(len(rounds)), key=lambda i: (rounds[i].streamed, rounds[i].drafted, rounds[i].score, i))
         verification, shown, off_topic = rounds[used].verification, rounds[used].shown, rounds[used].off_topic
         disagreement = rounds[used].disagree
-        attempts[used] = replace(attempts[used], used=True)
-        for claim in shown:
+        for n in {used, *(attempt for _, attempt in committed or ())}:
+            attempts[n] = replace(attempts[n], used=True)
+        for claim in shown[rounds[used].streamed:]:
             yield Event("claim", claim=claim)
 
         state: State
@@ -168,6 +181,70 @@ class Answerer:
         answer = self._finish(rset, state, shown, verification, attempts, timings, degraded=degraded, unreachable=unreachable,
                               off_topic=off_topic, disagreement=disagreement and bool(shown))
         yield Event("done", answer=answer)
+
+    def _round(
+        self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
+        timings: dict[str, float], committed: list[tuple[Claim, int]] | None,
+    ) -> Generator[Event, None, Round]:
+        """One attempt through the gate. Streaming (`committed` given), each claim is yielded as soon as it is
+        verified and kept beside those already on the page, and appended to `committed`."""
+        if committed is None:
+            verification, unreachable = self._attempt(rset, viewer, feedback, attempts, timings)
+            return replace(self._gate(rset, verification, timings), unreachable=unreachable)
+        assert isinstance(self.generator, StreamingGenerator)
+        started = time.perf_counter()
+        number = len(attempts) + 1
+        inherited = len(committed)  # shown by an earlier attempt: they do not count for this one
+        partial: list[PartialClaim] = []
+        draft: Draft | None = None
+        error: DraftFormatError | GeneratorError | None = None
+        try:
+            for item in self.generator.draft_stream(rset.question, rset, feedback=tuple(f.text for f in feedback)):
+                if isinstance(item, Draft):
+                    draft = item
+                    break
+                partial.append(item)
+                claim = self._commit(rset, viewer, item, [c for c, _ in committed])
+                if claim is not None:
+                    committed.append((claim, number - 1))
+                    if "first_claim" not in timings:  # shown, against when the model had finished writing it
+                        timings["first_claim"] = round(time.perf_counter() - started, 4)
+                        timings["first_claim_written"] = item.written
+                    yield Event("claim", claim=claim)
+        except (DraftFormatError, GeneratorError) as exc:
+            error = exc
+            log.warning("draft %d for %r broke off: %s", number, rset.question[:80], exc)
+        timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
+        if draft is None and partial:  # cut off after some claims: those claims are the draft
+            draft = Draft(refused=False, claims=tuple(p.claim for p in partial), raw=getattr(error, "raw", ""),
+                          shown=partial[0].shown)
+        if draft is None:
+            assert error is not None
+            verification, unreachable = self._unusable_draft(error, feedback, attempts)
+            if committed:
+                return Round(verification, tuple(c for c, _ in committed), streamed=len(committed), drafted=False,
+                             inherited=inherited)
+        else:
+            verification, unreachable = self._verify(draft, rset, viewer, feedback, attempts, timings, number, error), False
+        if not committed:
+            return replace(self._gate(rset, verification, timings), unreachable=unreachable)
+        shown = [c for c, _ in committed]
+        rest = [c for c in verification.shown if not _repeats(c, shown)]
+        if self.judge is None:
+            return Round(verification, (*shown, *rest), streamed=len(shown), inherited=inherited)
+        judgement = self.judge.judge(rset.question, [*shown, *rest], rset, committed=len(shown))
+        return Round(verification, judgement.claims, judgement.set_aside, disagree=judgement.disagree, streamed=len(shown),
+                     inherited=inherited)
+
+    def _commit(self, rset: RetrievalSet, viewer: Viewer, item: PartialClaim, shown: list[Claim]) -> Claim | None:
+        """A streamed claim as it goes on the page: verified, new, and kept by the gate beside those already there."""
+        single = verify(Draft(refused=False, claims=(item.claim,), shown=item.shown), rset, viewer, checker=self.checker)
+        if not single.shown or _repeats(single.shown[0], shown):
+            return None
+        if self.judge is None:
+            return single.shown[0]
+        judgement = self.judge.judge(rset.question, [*shown, single.shown[0]], rset, committed=len(shown))
+        return judgement.claims[-1] if len(judgement.claims) > len(shown) else None
 
     def _gate(self, rset: RetrievalSet, verification: Verification, timings: dict[str, float]) -> Round:
         """The answer gate on one attempt's verified claims: verified is not enough, they must answer the question."""
@@ -190,22 +267,33 @@ class Answerer:
         try:
             draft = self.generator.draft(rset.question, rset, feedback=tuple(f.text for f in feedback))
         except (DraftFormatError, GeneratorError) as exc:
-            attempts.append(Attempt(feedback=feedback, raw=getattr(exc, "raw", ""), error=str(exc)))
             timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
             log.warning("draft %d for %r unusable: %s", number, rset.question[:80], exc)
-            return (Verification(claims=(), problems=(Finding(f"the draft could not be used: {exc}"),)),
-                    isinstance(exc, GeneratorError))
+            return self._unusable_draft(exc, feedback, attempts)
         timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
+        return self._verify(draft, rset, viewer, feedback, attempts, timings, number), False
+
+    def _unusable_draft(self, exc: DraftFormatError | GeneratorError, feedback: tuple[Finding, ...],
+                        attempts: list[Attempt]) -> tuple[Verification, bool]:
+        """No draft to verify: the attempt is recorded with its error; True when the model could not be reached."""
+        attempts.append(Attempt(feedback=feedback, raw=getattr(exc, "raw", ""), error=str(exc)))
+        return (Verification(claims=(), problems=(Finding(f"the draft could not be used: {exc}"),)),
+                isinstance(exc, GeneratorError))
+
+    def _verify(self, draft: Draft, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...],
+                attempts: list[Attempt], timings: dict[str, float], number: int,
+                error: Exception | None = None) -> Verification:
+        """Verify one draft and record the attempt (with the error a stream broke off with, if it did)."""
         started = time.perf_counter()
         verification = verify(draft, rset, viewer, checker=self.checker)
         timings[f"verify_{number}"] = round(time.perf_counter() - started, 4)
         # One check per proposed quote, in draft order: a provider's own citation is kept beside our verdict on it.
         sources = [q.provider for c in draft.claims for q in c.quotes]
         attempts.append(Attempt(
-            feedback=feedback, raw=draft.raw, draft=draft, reasons=draft.reasons,
+            feedback=feedback, raw=draft.raw, draft=draft, reasons=draft.reasons, error=str(error) if error else "",
             quotes=tuple(CheckedQuote(check, src) for check, src in zip(verification.checks, sources, strict=True)),
             findings=verification.problems))
-        return verification, False
+        return verification
 
     def _finish(
         self,
@@ -255,6 +343,12 @@ class Answerer:
         return answer
 
 
+def _repeats(claim: Claim, shown: list[Claim]) -> bool:
+    """True when a claim says nothing new beside those on the page: the same text, or only quotes already cited."""
+    cited = {(c.chunk_id, c.start, c.end) for other in shown for c in other.citations}
+    return any(claim.text == other.text for other in shown) or all((c.chunk_id, c.start, c.end) in cited for c in claim.citations)
+
+
 def _unusable(attempts: list[Attempt]) -> bool:
     """Every attempt failed to produce a draft: that is not evidence the docs lack the answer."""
     return bool(attempts) and all(a.draft is None for a in attempts)
@@ -268,12 +362,20 @@ class Round:
     shown: tuple[Claim, ...]  # verified, shown-worthy and on point
     off_topic: tuple[Finding, ...] = ()
     disagree: bool = False  # the gate found two of its sources stating different values
+    streamed: int = 0  # the first `streamed` claims of `shown` are already on the page
+    unreachable: bool = False  # the model could not be reached at all
+    drafted: bool = True  # the attempt produced a draft (a retry that did not never wins a tie)
+    inherited: int = 0  # the first claims of `shown` were streamed by an earlier attempt, not verified by this one
 
     @property
     def score(self) -> tuple[int, int, int]:
-        """On-point supported claims, then on-point claims, then fewer rejected quotes; ties go to the retry."""
+        """On-point supported claims, then on-point claims, then fewer rejected quotes; ties go to the retry.
+
+        Only this attempt's own claims count: a retry is not credited with the claims an earlier one streamed.
+        """
+        own = self.shown[self.inherited:]
         rejected = sum(not check.verified for check in self.verification.checks)
-        return (sum(c.status == SUPPORTED for c in self.shown), len(self.shown), -rejected)
+        return (sum(c.status == SUPPORTED for c in own), len(own), -rejected)
 
 
 def kept(verification: Verification) -> tuple[Finding, ...]:

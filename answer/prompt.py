@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from retrieval.search import Hit, RetrievalSet
 
+from . import pointing
 from .draft import DRAFT_SCHEMA
+from .pointing import Pointed
+from .settings import Quoting
 
 DEFAULT_BUDGET_TOKENS = 3_000
 
@@ -40,6 +44,8 @@ class Prompt:
 
     messages: tuple[dict[str, str], ...]
     handles: tuple[str, ...]
+    schema: dict[str, Any] = field(default_factory=lambda: DRAFT_SCHEMA)  # the reply's structured-output schema
+    refs: Mapping[str, Pointed] = field(default_factory=dict)  # quoting by pointing: what each shown id quotes
 
     def as_list(self) -> list[dict[str, str]]:
         return [dict(m) for m in self.messages]
@@ -77,30 +83,38 @@ def escape_attribute(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
-def render_passage(hit: Hit) -> str:
+def render_passage(hit: Hit, text: str | None = None) -> str:
+    """One passage tag; `text` replaces the chunk's own (its numbered form, when quoting by pointing)."""
     chunk = hit.chunk
     path = " > ".join(chunk.heading_path)
     return (
         f'<passage handle="{hit.handle}" title="{escape_attribute(chunk.title)}" path="{escape_attribute(path)}">\n'
-        f"{escape_text(chunk.text)}\n</passage>"
+        f"{escape_text(chunk.text if text is None else text)}\n</passage>"
     )
 
 
 def pack_passages(
-    rset: RetrievalSet, budget_tokens: int = DEFAULT_BUDGET_TOKENS, count: Callable[[str], int] = approx_tokens
+    rset: RetrievalSet, budget_tokens: int = DEFAULT_BUDGET_TOKENS, count: Callable[[str], int] = approx_tokens,
+    refs: dict[str, Pointed] | None = None,
 ) -> list[tuple[Hit, str]]:
-    """Readable hits rendered whole in rank order until the budget is spent (at least the top one)."""
+    """Readable hits rendered whole in rank order until the budget is spent (at least the top one).
+
+    With `refs`, passages are rendered with sentence ids and `refs` gains the ids of the passages packed.
+    """
     packed: list[tuple[Hit, str]] = []
     used = 0
     for hit in rset.hits:
         if not rset.viewer.may_read(hit.chunk.access):
             continue  # defence in depth: retrieval already filtered, a prompt never shows what the viewer may not read
-        rendered = render_passage(hit)
+        numbered, ids = pointing.numbered_text(hit) if refs is not None else (None, {})
+        rendered = render_passage(hit, numbered)
         cost = count(rendered)
         if packed and used + cost > budget_tokens:
             break
         packed.append((hit, rendered))
         used += cost
+        if refs is not None:
+            refs.update(ids)
     return packed
 
 
@@ -111,15 +125,20 @@ def build_prompt(
     feedback: Sequence[str] = (),
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     count: Callable[[str], int] = approx_tokens,
+    quoting: Quoting = "copy",
 ) -> Prompt:
     """System + user messages for one attempt; a retry appends the verifier's problems."""
-    packed = pack_passages(rset, budget_tokens, count)
+    refs: dict[str, Pointed] | None = {} if quoting == "point" else None
+    packed = pack_passages(rset, budget_tokens, count, refs)
     passages = "\n\n".join(rendered for _, rendered in packed)
     handles = tuple(hit.handle for hit, _ in packed)
-    user = (
-        f"{passages}\n\n<question>{escape_text(question)}</question>\n\n"
-        f"Cite only these handles: {', '.join(handles)}. Reply with the JSON object only."
-    )
+    cite = "Cite only these handles: " + ", ".join(handles) if refs is None else "Cite only the sentence ids shown"
+    user = f"{passages}\n\n<question>{escape_text(question)}</question>\n\n{cite}. Reply with the JSON object only."
+    if refs is not None:
+        if feedback:
+            user += retry_feedback([pointing.name_kept(f, refs) for f in feedback], pointing.RETRY_FIX)
+        return Prompt(messages=({"role": "system", "content": pointing.SYSTEM_PROMPT}, {"role": "user", "content": user}),
+                      handles=handles, schema=pointing.point_schema(list(refs)), refs=refs)
     if feedback:
         user += retry_feedback(feedback, "copy each failed quote exactly from the passage you cite (when a finding says "
                                          "which passage a quote is in, cite that one), or drop that claim; cite only the "

@@ -202,20 +202,20 @@ class RelevanceJudge:
                 chosen.append(scored)
         return chosen + ([rival] if rival is not None else []), ()
 
-    def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet) -> Judgement:
-        """Order verified claims direct-first and set aside those that do not address the question."""
+    def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, *, committed: int = 0) -> Judgement:
+        """Order verified claims direct-first and set aside those that do not address the question.
+
+        `committed`: the first claims are already on the page (streamed as the model wrote them): they stay,
+        first and in their roles, and every later claim is judged as support for the first.
+        """
+        if committed:
+            return self._judge_after(question_text, claims, rset, committed)
         if not claims:
             return Judgement((), False, ("no verified claim",))
         question = self.question(question_text)
         vocabulary = self.extractor.vocabulary()
         absent = absent_share(question, readable_hits(rset), vocabulary)
-        cited = [c for claim in claims for c in claim.citations]
-        scores = iter(self.extractor.score_quotes(question, rset, [(c.handle, c.start, c.end) for c in cited]))
-        best: list[tuple[Scored, Hit]] = []  # each claim stands on its best-scoring citation
-        for claim in claims:
-            scored = [(next(scores), c) for c in claim.citations]
-            top, citation = max(scored, key=lambda pair: pair[0].score)
-            best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
+        best = self._best(question, claims, rset)
         verdicts = [self.gate.direct(question, s, h, absent, vocabulary) for s, h in best]
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
@@ -238,6 +238,34 @@ class RelevanceJudge:
             else:
                 set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
         return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=bool(rivals))
+
+    def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
+        question = self.question(question_text)
+        vocabulary = self.extractor.vocabulary()
+        best = self._best(question, claims, rset)
+        kept, set_aside, rivals = list(claims[:committed]), [], False
+        for i in range(committed, len(claims)):
+            if _claims_disagree(claims[0], claims[i], rset, self.versioned):
+                kept.append(replace(claims[i], role=SUPPORTING))  # shown too, as in `judge`
+                rivals = True
+                continue
+            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[0][0].score, vocabulary)
+            if verdict.answers:
+                kept.append(replace(claims[i], role=SUPPORTING))
+            else:
+                set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
+        return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=rivals)
+
+    def _best(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[tuple[Scored, Hit]]:
+        """Each claim's best-scoring citation (a claim stands on it) and the hit it quotes."""
+        cited = [c for claim in claims for c in claim.citations]
+        scores = iter(self.extractor.score_quotes(question, rset, [(c.handle, c.start, c.end) for c in cited]))
+        best: list[tuple[Scored, Hit]] = []
+        for claim in claims:
+            scored = [(next(scores), c) for c in claim.citations]
+            top, citation = max(scored, key=lambda pair: pair[0].score)
+            best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
+        return best
 
 
 def current_first(question: Question, ranked: Sequence[Scored]) -> list[Scored]:

@@ -26,11 +26,14 @@ from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
 from .record import AnswerRecord
 from .relevance import RelevanceJudge
 from .settings import AnswerSettings as Settings
+from .settings import Quoting
 from .support import DeterministicChecker, SupportChecker, key_terms
 from .vocabulary import LiveVocabulary
 
 LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process
-LOCAL_MAX_TOKENS = 512  # a reply cap: a quote-first draft of three claims fits; a runaway one stops
+# A reply cap: a copied-quote draft of three claims fits in 512 tokens, one naming sentence ids in far fewer;
+# a runaway reply stops (and, streamed, keeps the claims it finished). What is not reserved goes to passages.
+LOCAL_MAX_TOKENS: dict[Quoting, int] = {"copy": 512, "point": 384}
 
 
 S = TypeVar("S", bound=Settings)
@@ -47,11 +50,13 @@ def local_llm(settings: S) -> Iterator[S]:
     from .local_weights import local_model, provision_local_model
 
     weights = provision_local_model(settings.models_dir, local_model(settings.local_llm))
+    quoting: Quoting = settings.llm_quoting or "point"
+    reply = settings.llm_max_tokens or LOCAL_MAX_TOKENS[quoting]
     with running(weights, threads=settings.local_llm_threads, context=settings.local_llm_context,
                  log_path=settings.data_dir / "local-llm.log") as server:
         yield replace(settings, llm_model=server.model, llm_api_base=server.api_base, llm_api_key="local",
-                      llm_max_tokens=settings.llm_max_tokens or LOCAL_MAX_TOKENS,
-                      llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, LOCAL_MAX_TOKENS))
+                      llm_max_tokens=reply, llm_quoting=quoting,
+                      llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, reply))
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:
@@ -80,6 +85,7 @@ def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJu
             settings.llm_model, api_base=settings.llm_api_base or None,
             api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
             budget_tokens=settings.llm_prompt_tokens or DEFAULT_BUDGET_TOKENS, max_tokens=settings.llm_max_tokens or None,
+            quoting=settings.llm_quoting or "copy",
         )
         mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
         return ProviderCitationGenerator(client) if mode == "provider" else client

@@ -17,6 +17,9 @@ from .retention import DEFAULT_RETENTION, Retention, parse_retention
 UnverifiedPolicy = Literal["hide", "refuse"]  # hide: show the state, text behind a toggle; refuse: no answer
 SupportJudge = Literal["deterministic", "llm"]  # llm: LLM_MODEL judges claim support (deterministic fallback)
 CitationMode = Literal["provider", "json"]  # provider: Anthropic/Gemini native citations; json: quote-first JSON
+# copy: the model copies each quote (hosted models do this well); point: it names sentence ids and the code
+# copies the sentence (small local models rewrite what they are asked to copy; answer/pointing.py).
+Quoting = Literal["copy", "point"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class AnswerSettings(RetrievalSettings):
     local_llm_threads: int = 0  # 0 = chosen for the machine
     local_llm_context: int = 2048
     llm_citations: CitationMode | None = None  # None = by the model's provider
+    llm_quoting: Quoting | None = None  # None = point for LLM_MODEL=local, copy for every other model
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
     log_retention: Retention = DEFAULT_RETENTION  # LOG_RETENTION: answers older than 90 days or past the newest 20,000 go
@@ -52,6 +56,9 @@ class AnswerSettings(RetrievalSettings):
         citations = env.get("LLM_CITATIONS", "").strip().lower()
         if citations not in ("", *get_args(CitationMode)):
             raise ValueError(f"LLM_CITATIONS must be 'provider' or 'json' (unset: by the model's provider), got {citations!r}")
+        quoting = env.get("LLM_QUOTING", "").strip().lower()
+        if quoting not in ("", *get_args(Quoting)):
+            raise ValueError(f"LLM_QUOTING must be 'copy' or 'point' (unset: point for LLM_MODEL=local), got {quoting!r}")
         model = env.get("LLM_MODEL", "").strip()
         context = _whole(env, "LOCAL_LLM_CONTEXT", 2048)
         if context < 1024:
@@ -68,6 +75,7 @@ class AnswerSettings(RetrievalSettings):
             "llm_prompt_tokens": _whole(env, "LLM_PROMPT_TOKENS", 0),
             "llm_max_tokens": _whole(env, "LLM_MAX_TOKENS", 0),
             "llm_citations": cast(CitationMode, citations) if citations else None,
+            "llm_quoting": cast(Quoting, quoting) if quoting else None,
             "support_judge": cast(SupportJudge, judge),
             "unverified_policy": cast(UnverifiedPolicy, policy),
             "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),

@@ -13,18 +13,25 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: message text with a status, optionally after a delay."""
+    """One scripted answer: message text with a status, optionally after a delay.
+
+    Asked to stream, the text goes out in small pieces; with `hold`, the stream stops after the first
+    `hold_after` and waits for the test to set `hold`, so a test can look at what arrived mid-reply.
+    """
 
     text: str | None = ""
     status: int = 200
     delay: float = 0.0
+    hold: threading.Event | None = field(default=None, compare=False)
+    hold_after: str = ""
+    cut_after: str = ""  # the stream ends (the connection closes) right after this text: a reply cut off
 
     @classmethod
     def json(cls, data: Any) -> Reply:
@@ -65,6 +72,10 @@ class ScriptedServer:
 
     def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
         raise NotImplementedError
+
+    def stream_events(self, reply: Reply, request: dict[str, Any]) -> Iterator[str] | None:
+        """The server-sent events of a streamed reply, or None when the request did not ask for a stream."""
+        return None
 
     def push(self, *replies: Any) -> None:
         with self._lock:
@@ -149,6 +160,11 @@ class ScriptedLLM(ScriptedServer):
     def success_body(self, reply: Reply, request: dict[str, Any]) -> str:
         return json.dumps(_completion(reply.text, request.get("model", "scripted")))
 
+    def stream_events(self, reply: Reply, request: dict[str, Any]) -> Iterator[str] | None:
+        if not request.get("stream"):
+            return None
+        return _chunks(reply, request.get("model", "scripted"), self._stopping)
+
     @property
     def prompts(self) -> list[str]:
         """The concatenated message contents of each request, in order."""
@@ -164,6 +180,32 @@ def _completion(text: str | None, model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+STREAM_PIECE_CHARS = 7  # a few tokens' worth per chunk, as a real server sends them
+
+
+def _chunks(reply: Reply, model: str, stopping: threading.Event) -> Iterator[str]:
+    """A chat completion as OpenAI-style stream chunks, holding or cutting where the reply says."""
+    text = reply.text or ""
+    held = text.index(reply.hold_after) + len(reply.hold_after) if reply.hold and reply.hold_after in text else -1
+    cut = text.index(reply.cut_after) + len(reply.cut_after) if reply.cut_after and reply.cut_after in text else -1
+    pieces = [text[i : i + STREAM_PIECE_CHARS] for i in range(0, len(text), STREAM_PIECE_CHARS)]
+    sent = 0
+    for piece in pieces:
+        if 0 <= cut <= sent:
+            return  # closed without [DONE]
+        delta = {"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}
+        yield json.dumps({"id": "chatcmpl-stream", "object": "chat.completion.chunk", "created": int(time.time()),
+                          "model": model, "choices": [delta]})
+        sent += len(piece)
+        if reply.hold is not None and 0 <= held <= sent and held > sent - len(piece):
+            while not reply.hold.wait(0.05):
+                if stopping.is_set():
+                    return
+    yield json.dumps({"id": "chatcmpl-stream", "object": "chat.completion.chunk", "created": int(time.time()),
+                      "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    yield "[DONE]"
 
 
 def _handler(script: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -188,7 +230,22 @@ def _handler(script: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 message = reply.text or f"scripted HTTP {reply.status}"
                 self._send(reply.status, json.dumps({"error": {"message": message, "type": "scripted", "code": reply.status}}))
                 return
+            events = script.stream_events(reply, body)
+            if events is not None:
+                self._stream(events)
+                return
             self._send(200, script.success_body(reply, body))
+
+        def _stream(self, events: Iterator[str]) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for event in events:
+                    self.wfile.write(f"data: {event}\n\n".encode())
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def _send(self, status: int, data: str) -> None:
             encoded = data.encode()

@@ -154,7 +154,7 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
     corpus, store = build_index(settings.data_dir, site, embedder)
     retriever = open_retriever(settings, store=store, embedder=embedder)
     questions = subset(load_jsonl(site.questions), args.limit)
-    threads = subset(load_jsonl(site.followups), args.limit) if site.followups else []
+    threads = subset(load_jsonl(site.followups), args.limit) if site.followups and not args.no_threads else []
     judge = build_judge(corpus.site, retriever, embedder)  # exactly as `make serve` builds it
     oracle = oracle_folder(settings.data_dir) if corpus.site.slugger_name in ORACLE_SLUGGERS else None
     out = Path(args.out)
@@ -284,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
     parser.add_argument("--out", default=str(REPO / "eval-results"))
     parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")
+    parser.add_argument("--no-threads", action="store_true",
+                        help="skip the follow-up threads (each is two answers and a condensed question: slow with a local LLM)")
     parser.add_argument("--limit", type=int, default=0,
                         help="ask only this many questions, spread evenly over the set (0 = all); for slow generators")
     return run(parser.parse_args(argv))

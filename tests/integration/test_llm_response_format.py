@@ -8,6 +8,8 @@ the choice for that server and model, and still retries a plain fault.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from answer.llm import LiteLLMGenerator
@@ -65,3 +67,18 @@ def test_a_server_that_only_fails_is_unavailable_not_walked_down_the_shapes():
         answer = ask(server)
         assert (answer.state, answer.model_unavailable) == ("unverified", True)
         assert server.shapes == ["json_schema"] * 3
+
+
+def test_quoting_by_pointing_sends_the_ids_as_an_enum_and_answers_with_the_sentence_they_name():
+    pointed = json.dumps({"claims": [{"sentences": ["c1.1"], "claim": REFUND_QUOTE}], "refused": False})
+    with ScriptedLLM(pointed, refusals=LLAMA_CPP_PYTHON_REFUSALS).running() as server:
+        generator = LiteLLMGenerator("openai/pointing", api_base=server.url, api_key="x", timeout=5, backoff=0.01,
+                                     quoting="point")
+        answer = Answerer(FixedRetriever(REFUNDS, LIMITS, RETRIES), generator).ask("How long are refunds available?", ANON)
+        assert answer.state == "answered"
+        assert [c.quote for c in answer.claims[0].citations] == [REFUND_QUOTE]
+        assert answer.attempts[0].raw == pointed  # the audit keeps the ids as the model named them
+        schema = server.requests[-1]["response_format"]["schema"]
+        ids = schema["properties"]["claims"]["items"]["properties"]["sentences"]["items"]["enum"]
+        assert ids[:2] == ["c1.1", "c1.2"] and "c3.2" in ids
+        assert "[c1.1] Refunds are available" in server.prompts[-1]

@@ -74,8 +74,8 @@ class OnlyAbout:
     def __init__(self, term: str) -> None:
         self.term = term
 
-    def judge(self, question, claims, rset):  # noqa: ANN001, ANN201
-        kept = tuple(c for c in claims if self.term in c.text)
+    def judge(self, question, claims, rset, *, committed=0):  # noqa: ANN001, ANN201
+        kept = tuple(claims[:committed]) + tuple(c for c in claims[committed:] if self.term in c.text)
         return Judgement(kept, bool(kept), () if kept else (f"no claim mentions {self.term}",))
 
 

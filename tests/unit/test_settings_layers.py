@@ -19,7 +19,8 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
     assert names[RetrievalSettings] - names[IngestSettings] == {"embed_model", "rerank_model", "chroma_url"}
     assert names[AnswerSettings] - names[RetrievalSettings] == {
         "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy",
-        "log_retention", "llm_prompt_tokens", "llm_max_tokens", "local_llm", "local_llm_threads", "local_llm_context"}
+        "log_retention", "llm_prompt_tokens", "llm_max_tokens", "local_llm", "local_llm_threads", "local_llm_context",
+        "llm_quoting"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
         "trusted_proxy_header", "read_timeout"}
@@ -47,6 +48,13 @@ def test_a_local_model_waits_longer_by_default_and_its_numbers_are_checked() -> 
         AnswerSettings.from_env({"LOCAL_LLM_THREADS": "two"}, dotenv=False)
     with pytest.raises(ValueError, match="LOCAL_LLM_CONTEXT must be at least 1024"):
         AnswerSettings.from_env({"LOCAL_LLM_CONTEXT": "512"}, dotenv=False)
+
+
+def test_quoting_is_unset_by_default_and_checked() -> None:
+    assert AnswerSettings.from_env({}, dotenv=False).llm_quoting is None  # point for the local model, copy elsewhere
+    assert AnswerSettings.from_env({"LLM_QUOTING": "Point"}, dotenv=False).llm_quoting == "point"
+    with pytest.raises(ValueError, match="LLM_QUOTING must be 'copy' or 'point'"):
+        AnswerSettings.from_env({"LLM_QUOTING": "paraphrase"}, dotenv=False)
 
 
 def test_a_layer_reads_and_checks_only_its_own_variables() -> None:
