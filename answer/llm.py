@@ -43,6 +43,9 @@ def import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
+    # A streamed reply would otherwise start an event loop in a worker thread per chunk, for success callbacks
+    # this project never registers (the answer log is its record): half the client's time per streamed reply.
+    litellm.disable_streaming_logging = True
     return litellm
 
 

@@ -99,6 +99,12 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
     return {"p50": round(_p(seconds, 0.5) * 1000, 1), "p95": round(_p(seconds, 0.95) * 1000, 1)}
 
 
+def _at_its_offsets(answer: Answer, citation: Any) -> bool:
+    """A shown quote is exactly the text of its retrieved chunk at the offsets it claims (independent of the verifier)."""
+    hit = answer.retrieval.get(citation.handle)
+    return hit is not None and hit.chunk.id == citation.chunk_id and hit.chunk.text[citation.start:citation.end] == citation.quote
+
+
 def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) -> dict[str, Any]:
     """All headline numbers for one generator."""
     answerable = [r for r in rows if r.answerable]
@@ -124,7 +130,9 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
             "hit_at_5": _share(sum(r.rank is not None and r.rank <= 5 for r in answerable), len(answerable)),
             "mrr": _share(sum(1 / r.rank for r in answerable if r.rank), len(answerable)),
         },
-        "quote_correctness": _share(quotes_ok, quotes_total),
+        "quote_correctness": _share(quotes_ok, quotes_total),  # of every quote proposed, over all attempts
+        "shown_quote_correctness": _share(sum(_at_its_offsets(a, x) for a in answers for c in a.claims for x in c.citations),
+                                          len(citations)),  # re-checked here against the chunk text: must be 1.0
         "attribution_coverage": _share(sum(bool(c.citations) for c in shown), len(shown)),
         "citation_precision_auto": _share(precise, len(citations)),
         "refusal_accuracy": _share(sum(r.state != "answered" for r in unanswerable), len(unanswerable)),

@@ -14,7 +14,8 @@ from .compare import dig, failure_counts, failures, summary_markdown
 HEADLINE = [
     ("retrieval_in_answer.hit_at_1", "gold section at rank 1"), ("retrieval_in_answer.hit_at_5", "gold section in top 5"),
     ("retrieval_in_answer.mrr", "MRR (first gold section)"),
-    ("quote_correctness", "quote correctness"), ("attribution_coverage", "attribution coverage"),
+    ("quote_correctness", "quote correctness (proposed)"), ("shown_quote_correctness", "quote correctness (shown)"),
+    ("attribution_coverage", "attribution coverage"),
     ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
     ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
     ("direct_answer_correctness", "direct answer correctness"), ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),

@@ -63,6 +63,11 @@ def test_an_answerable_question_is_answered_with_verified_quotes_only(answerer, 
             assert chunks[citation.chunk_id].text[citation.start:citation.end] == citation.quote
     # The real server refused json_schema; the generator learnt that and asked with json_object and the schema.
     assert FORMATS.current(served.llm_api_base, served.llm_model) == "json_object"
+    # The local model named sentence ids (the code quoted them), and the first claim was shown from the stream,
+    # before the model had finished its reply.
+    used = next(a for a in answer.attempts if a.used)
+    assert '"sentences"' in used.raw
+    assert answer.timings["first_claim_written"] <= answer.timings["first_claim"] < answer.timings["generate_1"]
 
 
 def test_an_off_topic_question_is_never_answered_and_the_audit_keeps_the_raw_draft(answerer):
