@@ -225,8 +225,14 @@ def _unique(citations: Sequence[Citation]) -> tuple[Citation, ...]:
     return tuple(out)
 
 
+_STATES_SOMETHING = re.compile(r"[^\W_]")  # a letter or a digit, in any script
+
+
 def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, number: int, problems: list[Finding]) -> Claim:
     """Support status for a claim; flags support that only exists across two chunks."""
+    if not _STATES_SOMETHING.search(text):  # "..." or "" copied from a prompt's example: nothing to support
+        problems.append(Finding(f"claim {number} is {UNSUPPORTED}: the claim states nothing ({text[:20]!r})", number))
+        return Claim(text=text, status=UNSUPPORTED, citations=citations, reasons=("the claim states nothing",))
     support = checker.check(text, [c.quote for c in citations])
     chunks = {c.chunk_id for c in citations}
     stitched = False

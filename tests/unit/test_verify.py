@@ -209,3 +209,12 @@ def test_a_handle_cut_from_the_prompt_by_the_budget_counts_as_a_phantom():
     only_c1 = verify(with_(draft(([("c2", quote)], quote)), shown=("c1",)), both, ANON)
     assert only_c1.claims == () and only_c1.phantoms == 1
     assert any("c2 does not exist; cite only c1" in p.text for p in only_c1.problems)
+
+
+@pytest.mark.parametrize("empty", ["...", "", " - ", "…"])
+def test_a_claim_that_states_nothing_is_never_shown_even_with_a_verbatim_quote(empty):
+    # A small model copied the prompt's example claim "..." beside a right sentence; vacuously "supported" before.
+    result = verify(draft(([("c1", "Refunds are available within 14 days of the charge.")], empty)), rset(REFUNDS), ANON)
+    [claim] = result.claims
+    assert claim.status == UNSUPPORTED and result.shown == ()
+    assert any("states nothing" in p.text for p in result.problems)
