@@ -191,18 +191,34 @@ class Answerer:
         if committed is None:
             verification, unreachable = self._attempt(rset, viewer, feedback, attempts, timings)
             return replace(self._gate(rset, verification, timings), unreachable=unreachable)
+        number, inherited = len(attempts) + 1, len(committed)
+        started = time.perf_counter()
+        draft, error = yield from self._stream(rset, viewer, feedback, committed, timings, number)
+        timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
+        if draft is None:
+            assert error is not None
+            verification, unreachable = self._unusable_draft(error, feedback, attempts)
+        else:
+            verification, unreachable = self._verify(draft, rset, viewer, feedback, attempts, timings, number, error), False
+        gated = self._gate(rset, verification, timings, [c for c, _ in committed])
+        # Claims already on the page and a retry that produced nothing: the retry never wins the tie.
+        return replace(gated, unreachable=unreachable, inherited=inherited, drafted=draft is not None or not committed)
+
+    def _stream(
+        self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], committed: list[tuple[Claim, int]],
+        timings: dict[str, float], number: int,
+    ) -> Generator[Event, None, tuple[Draft | None, DraftFormatError | GeneratorError | None]]:
+        """Read a streaming draft, showing each claim that verifies and passes the gate; the draft and any error.
+
+        A stream cut off after some claims leaves those claims as the draft (the error is kept for the audit).
+        """
         assert isinstance(self.generator, StreamingGenerator)
         started = time.perf_counter()
-        number = len(attempts) + 1
-        inherited = len(committed)  # shown by an earlier attempt: they do not count for this one
         partial: list[PartialClaim] = []
-        draft: Draft | None = None
-        error: DraftFormatError | GeneratorError | None = None
         try:
             for item in self.generator.draft_stream(rset.question, rset, feedback=tuple(f.text for f in feedback)):
                 if isinstance(item, Draft):
-                    draft = item
-                    break
+                    return item, None
                 partial.append(item)
                 claim = self._commit(rset, viewer, item, [c for c, _ in committed])
                 if claim is not None:
@@ -212,29 +228,11 @@ class Answerer:
                         timings["first_claim_written"] = item.written
                     yield Event("claim", claim=claim)
         except (DraftFormatError, GeneratorError) as exc:
-            error = exc
             log.warning("draft %d for %r broke off: %s", number, rset.question[:80], exc)
-        timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
-        if draft is None and partial:  # cut off after some claims: those claims are the draft
-            draft = Draft(refused=False, claims=tuple(p.claim for p in partial), raw=getattr(error, "raw", ""),
-                          shown=partial[0].shown)
-        if draft is None:
-            assert error is not None
-            verification, unreachable = self._unusable_draft(error, feedback, attempts)
-            if committed:
-                return Round(verification, tuple(c for c, _ in committed), streamed=len(committed), drafted=False,
-                             inherited=inherited)
-        else:
-            verification, unreachable = self._verify(draft, rset, viewer, feedback, attempts, timings, number, error), False
-        if not committed:
-            return replace(self._gate(rset, verification, timings), unreachable=unreachable)
-        shown = [c for c, _ in committed]
-        rest = [c for c in verification.shown if not _repeats(c, shown)]
-        if self.judge is None:
-            return Round(verification, (*shown, *rest), streamed=len(shown), inherited=inherited)
-        judgement = self.judge.judge(rset.question, [*shown, *rest], rset, committed=len(shown))
-        return Round(verification, judgement.claims, judgement.set_aside, disagree=judgement.disagree, streamed=len(shown),
-                     inherited=inherited)
+            if not partial:
+                return None, exc
+            return Draft(refused=False, claims=tuple(p.claim for p in partial), raw=exc.raw, shown=partial[0].shown), exc
+        return None, GeneratorError(f"{getattr(self.generator, 'name', 'the generator')} ended its stream without a draft")
 
     def _commit(self, rset: RetrievalSet, viewer: Viewer, item: PartialClaim, shown: list[Claim]) -> Claim | None:
         """A streamed claim as it goes on the page: verified, new, and kept by the gate beside those already there."""
@@ -246,16 +244,22 @@ class Answerer:
         judgement = self.judge.judge(rset.question, [*shown, single.shown[0]], rset, committed=len(shown))
         return judgement.claims[-1] if len(judgement.claims) > len(shown) else None
 
-    def _gate(self, rset: RetrievalSet, verification: Verification, timings: dict[str, float]) -> Round:
-        """The answer gate on one attempt's verified claims: verified is not enough, they must answer the question."""
-        if not verification.shown or self.judge is None:
-            return Round(verification, verification.shown)
+    def _gate(self, rset: RetrievalSet, verification: Verification, timings: dict[str, float],
+              shown: list[Claim] | None = None) -> Round:
+        """The answer gate on one attempt's verified claims: verified is not enough, they must answer the question.
+
+        `shown`: claims already on the page; they stay first, and the attempt's other claims are judged after them.
+        """
+        on_page = shown or []
+        claims = (*on_page, *(c for c in verification.shown if not _repeats(c, on_page)))
+        if not claims or self.judge is None:
+            return Round(verification, claims, streamed=len(on_page))
         started = time.perf_counter()
-        judgement = self.judge.judge(rset.question, verification.shown, rset)
+        judgement = self.judge.judge(rset.question, claims, rset, committed=len(on_page))
         timings["judge"] = round(timings.get("judge", 0.0) + time.perf_counter() - started, 4)
         return Round(verification, judgement.claims,
                      judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons),
-                     disagree=judgement.disagree)
+                     disagree=judgement.disagree, streamed=len(on_page))
 
     def _attempt(
         self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
