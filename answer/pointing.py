@@ -137,8 +137,21 @@ def _as_quotes(data: Any, refs: Mapping[str, Pointed]) -> Any:
         named = item.get("sentences")
         if not isinstance(named, list) or not all(isinstance(ref, str) for ref in named):
             raise DraftFormatError(f"claims[{n}] needs a 'sentences' list of ids such as \"c1.2\"")
-        claims.append({"claim": item.get("claim"), "quotes": [_quote(ref, refs) for ref in dict.fromkeys(map(_key, named))]})
+        quotes = [_quote(ref, refs) for ref in dict.fromkeys(map(_key, named))]
+        claims.append({"claim": _stated(item.get("claim"), quotes, refs), "quotes": quotes})
     return {"refused": data.get("refused", False), "claims": claims}
+
+
+def _stated(claim: Any, quotes: list[dict[str, str]], refs: Mapping[str, Pointed]) -> Any:
+    """The claim as written, or, when it states nothing ("..." copied from the prompt's example), the sentences it
+    names, in the docs' own words: the model chose them, and the extractive answerer shows sentences the same way."""
+    if not isinstance(claim, str) or _STATES_SOMETHING.search(claim):
+        return claim
+    known = {p.text for p in refs.values()}
+    return " ".join(q["quote"] for q in quotes if q["quote"] in known) or claim
+
+
+_STATES_SOMETHING = re.compile(r"[^\W_]")  # a letter or a digit, in any script
 
 
 def _key(ref: str) -> str:

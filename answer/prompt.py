@@ -59,9 +59,10 @@ def approx_tokens(text: str) -> int:
 PROMPT_MARGIN_TOKENS = 300  # the question, the closing instruction, a retry's findings and estimation error
 
 
-def passage_budget(context_tokens: int, reply_tokens: int) -> int:
+def passage_budget(context_tokens: int, reply_tokens: int, quoting: Quoting = "copy") -> int:
     """How many tokens of passages fit a model's context beside the system prompt, the rest and its reply."""
-    return max(200, context_tokens - approx_tokens(SYSTEM_PROMPT) - reply_tokens - PROMPT_MARGIN_TOKENS)
+    system = pointing.SYSTEM_PROMPT if quoting == "point" else SYSTEM_PROMPT
+    return max(200, context_tokens - approx_tokens(system) - reply_tokens - PROMPT_MARGIN_TOKENS)
 
 
 _PASSAGE_TAG = re.compile(r"<(/?)(passage|question|problems|quote|claim)\b", re.IGNORECASE)

@@ -56,7 +56,7 @@ def local_llm(settings: S) -> Iterator[S]:
                  log_path=settings.data_dir / "local-llm.log") as server:
         yield replace(settings, llm_model=server.model, llm_api_base=server.api_base, llm_api_key="local",
                       llm_max_tokens=reply, llm_quoting=quoting,
-                      llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, reply))
+                      llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, reply, quoting))
 
 
 def open_audit(settings: Settings) -> SQLiteAuditLog:

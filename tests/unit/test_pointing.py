@@ -107,3 +107,14 @@ def test_copy_mode_is_unchanged_by_pointing():
     assert prompt.refs == {}
     assert "[c1.1]" not in prompt.messages[1]["content"]
     assert prompt.messages[1]["content"].endswith("Cite only these handles: c1. Reply with the JSON object only.")
+
+
+def test_a_claim_left_as_the_examples_placeholder_states_its_sentences_in_the_docs_words():
+    retrieved = rset(REFUNDS)
+    prompt = build_prompt("How long are refunds available?", retrieved, quoting="point")
+    draft = parse_pointed(reply((["c1.1"], "...")), prompt.refs)
+    assert draft.claims[0].text == "Refunds are available within 14 days of the charge."
+    [claim] = verify(draft, retrieved, ANON).shown
+    assert claim.status == "supported"
+    unknown = parse_pointed(reply((["c1.9"], "...")), prompt.refs)  # nothing known to state: left empty, never shown
+    assert unknown.claims[0].text == "..." and verify(unknown, retrieved, ANON).shown == ()
