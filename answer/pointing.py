@@ -27,6 +27,7 @@ from retrieval.search import Hit
 from .draft import Draft, decode_reply, draft_from_dict
 from .errors import DraftFormatError
 from .spans import MAX_INTRODUCED_CHARS, blocks, introduced_block, units
+from .verify import states_something
 
 MAX_CLAIMS = 3
 MAX_SENTENCES = 3
@@ -145,13 +146,10 @@ def _as_quotes(data: Any, refs: Mapping[str, Pointed]) -> Any:
 def _stated(claim: Any, quotes: list[dict[str, str]], refs: Mapping[str, Pointed]) -> Any:
     """The claim as written, or, when it states nothing ("..." copied from the prompt's example), the sentences it
     names, in the docs' own words: the model chose them, and the extractive answerer shows sentences the same way."""
-    if not isinstance(claim, str) or _STATES_SOMETHING.search(claim):
+    if not isinstance(claim, str) or states_something(claim):
         return claim
     known = {p.text for p in refs.values()}
     return " ".join(q["quote"] for q in quotes if q["quote"] in known) or claim
-
-
-_STATES_SOMETHING = re.compile(r"[^\W_]")  # a letter or a digit, in any script
 
 
 def _key(ref: str) -> str:

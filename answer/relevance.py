@@ -20,7 +20,7 @@ Each failed test is a reason in the verdict, shown in the audit.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from retrieval.search import Hit, RetrievalSet
@@ -224,32 +224,26 @@ class RelevanceJudge:
                              tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                                    for i, v in enumerate(verdicts)))
         lead = max(passing, key=lambda i: best[i][0].score)
-        kept, set_aside = [replace(claims[lead], role=DIRECT)], []
-        rivals = [i for i in range(len(claims)) if i != lead and _claims_disagree(claims[lead], claims[i], rset, self.versioned)]
-        for i, claim in enumerate(claims):
-            if i == lead:
-                continue
-            if i in rivals:  # the docs disagree: the other value is shown too, never dropped as off the point
-                kept.append(replace(claim, role=SUPPORTING))
-                continue
-            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[lead][0].score, vocabulary)
-            if verdict.answers:
-                kept.append(replace(claim, role=SUPPORTING))
-            else:
-                set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
-        return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=bool(rivals))
+        others = [i for i in range(len(claims)) if i != lead]
+        return self._behind(question, claims, best, lead, [replace(claims[lead], role=DIRECT)], others, rset, vocabulary)
 
     def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
         question = self.question(question_text)
-        vocabulary = self.extractor.vocabulary()
         best = self._best(question, claims, rset)
-        kept, set_aside, rivals = list(claims[:committed]), [], False
-        for i in range(committed, len(claims)):
-            if _claims_disagree(claims[0], claims[i], rset, self.versioned):
-                kept.append(replace(claims[i], role=SUPPORTING))  # shown too, as in `judge`
+        return self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)), rset,
+                            self.extractor.vocabulary())
+
+    def _behind(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]], lead: int,
+                kept: list[Claim], others: Iterable[int], rset: RetrievalSet, vocabulary: Vocabulary) -> Judgement:
+        """The claims `others` judged as support for the claim at `lead`, after those already `kept`."""
+        set_aside: list[Finding] = []
+        rivals = False
+        for i in others:
+            if _claims_disagree(claims[lead], claims[i], rset, self.versioned):
+                kept.append(replace(claims[i], role=SUPPORTING))  # the docs disagree: shown too, never dropped
                 rivals = True
                 continue
-            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[0][0].score, vocabulary)
+            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[lead][0].score, vocabulary)
             if verdict.answers:
                 kept.append(replace(claims[i], role=SUPPORTING))
             else:

@@ -228,9 +228,14 @@ def _unique(citations: Sequence[Citation]) -> tuple[Citation, ...]:
 _STATES_SOMETHING = re.compile(r"[^\W_]")  # a letter or a digit, in any script
 
 
+def states_something(claim: str) -> bool:
+    """False for a claim with no letter or digit ("...", "-"): there is nothing in it a quote could support."""
+    return bool(_STATES_SOMETHING.search(claim))
+
+
 def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, number: int, problems: list[Finding]) -> Claim:
     """Support status for a claim; flags support that only exists across two chunks."""
-    if not _STATES_SOMETHING.search(text):  # "..." or "" copied from a prompt's example: nothing to support
+    if not states_something(text):  # "..." or "" copied from a prompt's example: nothing to support
         problems.append(Finding(f"claim {number} is {UNSUPPORTED}: the claim states nothing ({text[:20]!r})", number))
         return Claim(text=text, status=UNSUPPORTED, citations=citations, reasons=("the claim states nothing",))
     support = checker.check(text, [c.quote for c in citations])
@@ -245,4 +250,4 @@ def _judge(text: str, citations: tuple[Citation, ...], checker: SupportChecker, 
     return Claim(text=text, status=support.status, citations=citations, stitched=stitched, reasons=support.reasons)
 
 
-__all__ = ["DIRECT", "SUPPORTING", "Citation", "Claim", "Verification", "verify", "text_fragment", "SUPPORTED", "PARTIAL", "UNSUPPORTED"]
+__all__ = ["DIRECT", "SUPPORTING", "Citation", "Claim", "Verification", "verify", "states_something", "text_fragment", "SUPPORTED", "PARTIAL", "UNSUPPORTED"]
