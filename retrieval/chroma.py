@@ -94,6 +94,20 @@ class ChromaIndex:
                 system.stop()
         self._client, self._collection = None, None
 
+    def close(self) -> None:
+        """Let go of the index's files: the next call on this handle (or a new one) reads them afresh.
+
+        chromadb keeps one system per folder for the life of the process, and
+        SQLite trusts its page cache while the file header is unchanged, so
+        without this a handle opened later in the same process can be served
+        pages that are no longer what the files hold. A server index has no
+        files here; closing only drops the connection.
+        """
+        if self.embedded:
+            self._forget()
+        else:
+            self._client, self._collection = None, None
+
     def _damaged(self, what: str, exc: BaseException) -> IndexDamagedError:
         return IndexDamagedError(
             f"the index at {self._path} is damaged ({what}: {type(exc).__name__}: {str(exc)[:200]}); stop the server "
