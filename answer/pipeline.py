@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, get_args
 
@@ -31,6 +31,7 @@ from .generate import Generator as DraftGenerator
 from .generate import StreamingGenerator
 from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
 from .relevance import RelevanceJudge
+from .request_id import REQUEST_ID
 from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
 from .verify import Claim, Verification, verify
@@ -69,6 +70,7 @@ class Answer:
     phantoms: int = 0
     model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
     disagreement: bool = False  # the quoted sources state different values for the same thing: neither is verified
+    request_id: str = ""  # the HTTP request that asked (its id is in the server's logs and its response header)
 
     def record(self) -> AnswerRecord:
         """What the answer was, detached from the live retrieval set: for the audit log and the JSON API."""
@@ -78,7 +80,7 @@ class Answer:
                                    h.chunk.doc_version, h.chunk.hash, h.chunk.text, round(h.score, 4)) for h in self.retrieval.hits),
             viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
             model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
-            created=self.created,
+            created=self.created, request_id=self.request_id,
             problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
             quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
 
@@ -111,6 +113,7 @@ class Answerer:
         unverified_policy: UnverifiedPolicy = "hide",
         judge: RelevanceJudge | None = None,
         stream: bool = True,
+        observers: Sequence[Callable[[Answer], None]] = (),
     ) -> None:
         if unverified_policy not in get_args(UnverifiedPolicy):  # typed, but a library caller may not be checked
             raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
@@ -121,6 +124,7 @@ class Answerer:
         self.retry = retry
         self.unverified_policy = unverified_policy
         self.stream = stream  # a generator that can stream has its claims shown as each is verified
+        self.observers = list(observers)  # told of every finished answer after it is logged (metrics); never fail it
         # The answer gate applies to every generator; the extractive one brings its own.
         self.judge = judge if judge is not None else getattr(generator, "judge", None)
 
@@ -139,7 +143,7 @@ class Answerer:
         timings["retrieve"] = round(time.perf_counter() - started, 4)
         yield Event("retrieved", retrieval=rset)
         if not rset:
-            answer = self._finish(rset, REFUSED, (), Verification(claims=()), [], timings, degraded=False)
+            answer = self._finish(rset, REFUSED, (), Verification(claims=()), [], timings, started, degraded=False)
             yield Event("done", answer=answer)
             return
 
@@ -178,7 +182,8 @@ class Answerer:
             state, degraded = REFUSED, False
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
             off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
-        answer = self._finish(rset, state, shown, verification, attempts, timings, degraded=degraded, unreachable=unreachable,
+        answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
+                              unreachable=unreachable,
                               off_topic=off_topic, disagreement=disagreement and bool(shown))
         yield Event("done", answer=answer)
 
@@ -307,6 +312,7 @@ class Answerer:
         verification: Verification,
         attempts: list[Attempt],
         timings: dict[str, float],
+        started: float,
         *,
         degraded: bool,
         unreachable: bool = False,
@@ -317,6 +323,7 @@ class Answerer:
         verified = {c.text for c in verification.shown}
         hidden = tuple(c.text for c in verification.claims if c.text not in verified) + verification.dropped_claims
         checks = [q.check for a in attempts for q in a.quotes]
+        timings["total"] = round(time.perf_counter() - started, 4)
         answer = Answer(
             id=uuid.uuid4().hex[:16],
             question=rset.question,
@@ -336,6 +343,7 @@ class Answerer:
             phantoms=sum(c.kind == "phantom" for c in checks),
             model_unavailable=unreachable,
             disagreement=disagreement,
+            request_id=REQUEST_ID.get(),
         )
         if self.audit is not None:
             try:
@@ -344,6 +352,11 @@ class Answerer:
                 pass  # the log reported its damage once, when it found it; logging it per answer would bury it
             except Exception:  # the visitor still gets the answer; the failure is logged
                 log.exception("could not write answer %s to the audit log", answer.id)
+        for observe in self.observers:
+            try:
+                observe(answer)
+            except Exception:  # counting an answer must never cost the visitor the answer
+                log.exception("an answer observer failed on answer %s", answer.id)
         return answer
 
 

@@ -81,6 +81,7 @@ class AnswerRecord:
     quotes_verbatim: int = 0
     phantoms: int = 0
     disagreement: bool = False  # the quoted sources state different values: shown side by side, not as verified
+    request_id: str = ""  # the HTTP request that asked, as the server's log lines and response header name it
 
 
 # -- to JSON ------------------------------------------------------------------------------------------
@@ -110,6 +111,7 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
             "quotes_total": record.quotes_total,
             "quotes_verbatim": record.quotes_verbatim,
             "phantoms": record.phantoms,
+            "request_id": record.request_id,
         }
     return data
 
@@ -176,6 +178,7 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
         quotes_total=int(data.get("quotes_total") or 0),
         quotes_verbatim=int(data.get("quotes_verbatim") or 0),
         phantoms=int(data.get("phantoms") or 0),
+        request_id=str(data.get("request_id") or ""),
     )
 
 

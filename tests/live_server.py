@@ -46,7 +46,7 @@ def link_models(data: Path, model_dir: Path) -> None:
 
 @contextmanager
 def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0) -> Iterator[str]:
-    """`python -m web --ingest` until the block ends; yields its base URL once /healthz answers."""
+    """`python -m web --ingest` until the block ends; yields its base URL once /readyz passes."""
     url = f"http://127.0.0.1:{env['PORT']}"
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "web", "--ingest"], env=env, cwd=log.parent,
@@ -58,7 +58,7 @@ def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0) -> Ite
 
 def _healthy(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
+        return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 

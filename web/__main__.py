@@ -45,6 +45,8 @@ from retrieval.lock import owner_lock
 
 from .app import create_app
 from .failures import fix_for
+from .logs import configure as configure_logs
+from .metrics import prepare_multiprocess
 from .server import server_options
 from .settings import Settings
 
@@ -55,7 +57,9 @@ def worker_app() -> Starlette:
     """One worker's app (uvicorn calls this in each worker process): model loaded and table read before serving."""
     from retrieval.viewer import Viewer
 
-    app = create_app(Settings.from_env())
+    settings = Settings.from_env()
+    configure_logs(settings.log_format)  # a worker process starts with no logging of its own
+    app = create_app(settings)
     try:
         app.state.services.answerer.retriever.search("warm up", Viewer.anonymous())
     except Exception as exc:  # an unreachable store is reported per request, as in a single process; the worker serves
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     if args.workers > 1 and not settings.chroma_url:
         parser.error("--workers above 1 needs CHROMA_URL (a `chroma run` server): embedded Chroma is one process's")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logs(settings.log_format)
     try:
         with local_llm(settings) as served:  # LLM_MODEL=local: the llama.cpp child lives as long as this server
             if served is not settings:  # workers read the environment: they reach this child instead of starting their own
@@ -113,12 +117,14 @@ def serve(settings: Settings, ingest: bool, workers: int) -> int:
             if workers > 1:
                 # The cores are shared: each worker's model gets its share of threads instead of all of them.
                 os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+                prepare_multiprocess(settings.data_dir / "metrics")  # /metrics on any worker counts every worker's
                 uvicorn.run("web.__main__:worker_app", factory=True, workers=workers, host=settings.host,
-                            port=settings.port, log_level="info", **server_options(settings))
+                            port=settings.port, log_level="info", log_config=None, **server_options(settings))
             else:
                 if embedder is not None:
                     embedder.embed(["warm up"])  # load the model before the first visitor arrives
-                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", **server_options(settings))
+                uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", log_config=None,
+                            **server_options(settings))
         finally:
             listener.close()
     return 0

@@ -31,9 +31,11 @@ from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
 from .limits import InputLimits
+from .metrics import Metrics
 from .origin import SameOrigin
 from .questions import QuestionError
 from .ratelimit import RateLimit
+from .request_ids import RequestIds
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import ServedIndex, Services
 from .settings import Settings
@@ -51,7 +53,8 @@ def create_app(
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code
     templates.env.filters["when"] = staff.when
-    services = Services(settings, answerer, store, corpus)
+    metrics = Metrics(lambda: services.store)
+    services = Services(settings, answerer, store, corpus, observers=[metrics.observe])
     state = AppState(settings, services, templates)
 
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
@@ -66,6 +69,8 @@ def create_app(
             Route("/api/ask", api.api_ask, methods=["POST"]),
             Route("/api/answers/{answer_id}/feedback", api.feedback, methods=["POST"]),
             Route("/healthz", health.healthz),
+            Route("/readyz", health.readyz),
+            Route("/metrics", metrics.endpoint),
             Route("/docs/search", routes.docs_search),
             Route("/docs/{path:path}", routes.docs),
             Route("/docs", routes.docs),
@@ -73,7 +78,8 @@ def create_app(
             Route("/widget.js", routes.widget),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
-        middleware=[Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
+        middleware=[Middleware(RequestIds), Middleware(metrics.middleware),
+                    Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
                     Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits, body_timeout=settings.read_timeout),
                     Middleware(SameOrigin, origins=allowed_origins(settings.cors_origins)),
                     Middleware(RateLimit, rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
@@ -82,6 +88,7 @@ def create_app(
     )
     app.state.web = state
     app.state.services = services  # for the server's entrypoint and tests
+    app.state.metrics = metrics
     return app
 
 

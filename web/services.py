@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from answer.audit import SQLiteAuditLog
 from answer.followup import Rewrite, rewrite
 from answer.gap_index import QuestionIndex
-from answer.pipeline import Answerer
+from answer.pipeline import Answer, Answerer
 from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
@@ -61,8 +61,9 @@ class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
     def __init__(self, settings: Settings, answerer: Answerer | None, store: ServedIndex | None,
-                 corpus: Corpus | None = None) -> None:
+                 corpus: Corpus | None = None, *, observers: Sequence[Callable[[Answer], None]] = ()) -> None:
         self.settings = settings
+        self._observers = tuple(observers)  # told of every finished answer (the metrics)
         self._store = store
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
@@ -71,7 +72,7 @@ class Services:
         self._chunks: list[Chunk] | None = None
         self._log: SQLiteAuditLog | None = None
         self._lock = threading.Lock()
-        self._components = self._indexed(components_for(answerer)) if answerer is not None else None
+        self._components = self._wired(components_for(answerer)) if answerer is not None else None
         self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
     @property
@@ -80,9 +81,14 @@ class Services:
             if self._components is None:
                 from answer.services import build_components
 
-                self._components = self._indexed(
+                self._components = self._wired(
                     build_components(self.settings, store=self._chroma(), audit=self._answer_log()))
             return self._components
+
+    def _wired(self, components: Components) -> Components:
+        """Components as this server runs them: gap questions indexed as written, every answer observed."""
+        components.answerer.observers.extend(o for o in self._observers if o not in components.answerer.observers)
+        return self._indexed(components)
 
     def _indexed(self, components: Components) -> Components:
         """Components whose answer log stores each gap question's vector as it is written (`answer.gap_index`).
@@ -93,6 +99,11 @@ class Services:
         if components.audit is not None and components.embedder is not None:
             components.audit.index_gaps(QuestionIndex(components.embedder, lambda: self.corpus.site.name))
         return components
+
+    @property
+    def loaded(self) -> bool:
+        """True once the answerer (and the models it holds) is built; reading this builds nothing."""
+        return self._components is not None
 
     @property
     def answerer(self) -> Answerer:

@@ -26,6 +26,8 @@ class Settings(AnswerSettings):
     rate_limit: Rate | None = None
     trusted_proxy_header: str = ""  # e.g. X-Forwarded-For: the client address is its right-most entry
     read_timeout: float = 10.0  # seconds a client has to send its request headers, and then its body
+    metrics_token: str = field(default="", repr=False)  # METRICS_TOKEN: the bearer token a scraper sends to /metrics
+    log_format: str = "text"  # LOG_FORMAT: "text" for a terminal, "json" (one object per line) for a log collector
 
     @classmethod
     def read_env(cls, env: dict[str, str]) -> dict[str, Any]:
@@ -47,6 +49,8 @@ class Settings(AnswerSettings):
             "rate_limit": parse_rate(env.get("RATE_LIMIT", "").strip() or DEFAULT_RATE_LIMIT),
             "trusted_proxy_header": env.get("TRUSTED_PROXY_HEADER", "").strip(),
             "read_timeout": read_timeout(env.get("READ_TIMEOUT", "").strip() or "10"),
+            "metrics_token": env.get("METRICS_TOKEN", "").strip(),
+            "log_format": log_format(env.get("LOG_FORMAT", "").strip().lower() or "text"),
         }
 
 
@@ -59,3 +63,10 @@ def read_timeout(value: str) -> float:
     if not 0 < seconds <= 3600:
         raise ValueError(f"READ_TIMEOUT must be a number of seconds between 0 and 3600, got {value!r}")
     return seconds
+
+
+def log_format(value: str) -> str:
+    """LOG_FORMAT: text or json."""
+    if value not in ("text", "json"):
+        raise ValueError(f"LOG_FORMAT must be text or json, got {value!r}")
+    return value

@@ -1,7 +1,7 @@
 """A damaged store is visible and recoverable: the real server, `make ingest` and embedded Chroma over damaged files.
 
 Issue 26, item 9. The answer log damaged while the server runs: answers go on,
-/healthz is a 503 naming the log and the fix, /answers is a clean 503 page,
+/readyz is a 503 naming the log and the fix, /answers is a clean 503 page,
 the server log says so once; a restart moves the file aside and starts a
 fresh log. The Chroma index damaged: `python -m web --ingest` (`make serve`)
 stops with the fix instead of a traceback, `make ingest` names the fix, and
@@ -60,7 +60,7 @@ def test_a_damaged_answer_log_is_reported_while_serving_and_set_aside_on_restart
         answers = [client.post("/api/ask", json={"question": QUESTION}) for _ in range(3)]
         assert [a.status_code for a in answers] == [200] * 3  # visitors still get answers
         assert {a.json()["state"] for a in answers} == {"answered"}
-        health = client.get("/healthz")
+        health = client.get("/readyz")
         assert health.status_code == 503
         checks = health.json()["checks"]
         assert checks["answer_log"] == {"status": "failing", "problem": LOG_DAMAGED, "fix": FIX_LOG_DAMAGED}
@@ -72,7 +72,7 @@ def test_a_damaged_answer_log_is_reported_while_serving_and_set_aside_on_restart
     assert str(log) in served
 
     with web_server(env, tmp_path / "web-again.log") as url, httpx.Client(base_url=url, timeout=120) as client:
-        health = client.get("/healthz")
+        health = client.get("/readyz")
         assert health.status_code == 200 and health.json()["checks"]["answer_log"] == {"status": "ok"}
         answer = client.post("/api/ask", json={"question": QUESTION}).json()
         listed = client.get("/answers", headers={HEADER: "staff"})
@@ -106,7 +106,7 @@ def test_a_damaged_index_stops_serve_with_the_fix_and_a_full_ingest_rebuilds_it(
     assert len(aside) == 1 and (aside[0] / "chroma.sqlite3").read_bytes()[:100] == b"\xab" * 100  # kept, not deleted
 
     with web_server(env, tmp_path / "web.log") as url, httpx.Client(base_url=url, timeout=120) as client:
-        health = client.get("/healthz")
+        health = client.get("/readyz")
         assert health.status_code == 200 and health.json()["chunks"] > 0
         assert client.post("/api/ask", json={"question": QUESTION}).json()["state"] == "answered"
 

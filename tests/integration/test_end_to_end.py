@@ -35,8 +35,9 @@ def base_url(content_index, real_embedder, tmp_path_factory):
         yield url
 
 
-def test_healthz_reports_the_index(base_url):
-    response = httpx.get(f"{base_url}/healthz")
+def test_readyz_reports_the_index_and_healthz_only_liveness(base_url):
+    assert httpx.get(f"{base_url}/healthz").json() == {"status": "alive"}
+    response = httpx.get(f"{base_url}/readyz")
     assert response.status_code == 200
     assert response.json()["chunks"] > 100
 

@@ -84,7 +84,7 @@ def test_a_killed_chroma_server_is_a_clear_503_and_the_app_recovers(tmp_path, re
         app = create_app(settings, answerer=answerer, store=store)
         with serve(app) as base, httpx.Client(base_url=base, timeout=60) as client:
             assert client.post("/api/ask", json={"question": QUESTION}).json()["state"] == "answered"
-            assert client.get("/healthz").status_code == 200
+            assert client.get("/readyz").status_code == 200
             first.kill()  # SIGKILL: no goodbye to the client
             first.wait()
 
@@ -94,7 +94,8 @@ def test_a_killed_chroma_server_is_a_clear_503_and_the_app_recovers(tmp_path, re
             assert page.status_code == 503 and UNAVAILABLE in no_trace(page)
             streamed = client.get("/ask/stream", params={"question": QUESTION})
             assert streamed.status_code == 200 and UNAVAILABLE in no_trace(streamed).rsplit("event: done", 1)[1]
-            health = client.get("/healthz")
+            assert client.get("/healthz").json() == {"status": "alive"}  # alive, not ready: out of rotation, not restarted
+            health = client.get("/readyz")
             assert health.status_code == 503 and health.json()["error"] == UNAVAILABLE
             assert health.json()["checks"]["index"] == {"status": "failing", "problem": UNAVAILABLE, "fix": FIX_INDEX_DOWN}
             no_trace(api)
@@ -103,7 +104,7 @@ def test_a_killed_chroma_server_is_a_clear_503_and_the_app_recovers(tmp_path, re
                 answer = client.post("/api/ask", json={"question": QUESTION})
                 assert answer.status_code == 200 and answer.json()["state"] == "answered"
                 assert "8 times" in json.dumps(answer.json()["claims"])  # the index survived the kill
-                assert client.get("/healthz").json()["chunks"] == store.count(groups=["public"]) > 0  # what a visitor may read
+                assert client.get("/readyz").json()["chunks"] == store.count(groups=["public"]) > 0  # what a visitor may read
                 smoke(client)
 
 

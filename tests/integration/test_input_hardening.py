@@ -206,12 +206,12 @@ def test_megabyte_headers_are_refused(site):
     alive(client)
 
 
-# -- item 7: /healthz counts only what the caller may read; a CSP fits the UI ---------------------------
+# -- item 7: /readyz counts only what the caller may read; a CSP fits the UI ---------------------------
 
-def test_healthz_reports_only_what_the_caller_may_read(site):
+def test_readyz_reports_only_what_the_caller_may_read(site):
     client, store = site["client"], site["store"]
-    public = client.get("/healthz").json()["chunks"]
-    staff = client.get("/healthz", headers={HEADER: "staff"}).json()["chunks"]
+    public = client.get("/readyz").json()["chunks"]
+    staff = client.get("/readyz", headers={HEADER: "staff"}).json()["chunks"]
     assert public == store.count(groups=["public"]) < staff < store.count()
     assert staff == store.count(groups=["public", "staff"])
 

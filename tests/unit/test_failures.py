@@ -48,7 +48,7 @@ def test_every_surface_says_the_same_thing_about_the_same_failure(failure, statu
     app = client(failure)
     api = app.post("/api/ask", json={"question": "How long is the refund window?"})
     assert (api.status_code, api.json()) == (status, {"error": message})
-    health = app.get("/healthz")  # not ok (a 503, whatever the failure) and worded the same, naming the dependency
+    health = app.get("/readyz")  # not ok (a 503, whatever the failure) and worded the same, naming the dependency
     assert health.status_code == 503 and health.json()["error"] == message
     assert health.json()["checks"]["index"]["status"] == "failing" and health.json()["chunks"] is None
     page = app.post("/ask", data={"question": "How long is the refund window?"})

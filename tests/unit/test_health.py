@@ -1,4 +1,4 @@
-"""A broken store is never silent: /healthz names each failing dependency, the damaged answer log is reported once.
+"""A broken store is never silent: /readyz names each failing dependency, the damaged answer log is reported once.
 
 The answer log is a real SQLite file, damaged the way a disk or a careless
 copy damages one: bytes overwritten in its header, or in a page in the middle.
@@ -63,22 +63,24 @@ def sound(path: Path) -> bool:
         connection.close()
 
 
-def test_healthz_reports_each_dependency_when_all_is_well(tmp_path):
+def test_readyz_reports_each_dependency_when_all_is_well(tmp_path):
     client = app(tmp_path / "answers.sqlite3")
     client.post("/api/ask", json={"question": QUESTION})
-    health = client.get("/healthz")
+    health = client.get("/readyz")
     assert health.status_code == 200
     assert health.json() == {"status": "ok", "chunks": 1,
-                             "checks": {"index": {"status": "ok"}, "answer_log": {"status": "ok"}}}
+                             "checks": {"index": {"status": "ok"}, "answer_log": {"status": "ok"},
+                                        "models": {"status": "ok"}}}
 
 
 @pytest.mark.parametrize("where", ["header", "middle"])
-def test_a_damaged_answer_log_fails_healthz_naming_it_and_the_fix(tmp_path, where):
+def test_a_damaged_answer_log_fails_readyz_naming_it_and_the_fix(tmp_path, where):
     path = tmp_path / "answers.sqlite3"
     client = app(path)
     assert client.post("/api/ask", json={"question": QUESTION}).json()["state"] == "answered"
     damage(path, where)
-    health = client.get("/healthz")
+    assert client.get("/healthz").status_code == 200  # alive: restarting it would not mend the file
+    health = client.get("/readyz")
     assert health.status_code == 503
     body = health.json()
     assert body["status"] == "failing" and body["chunks"] == 1  # the index still answers, and says so
@@ -97,7 +99,7 @@ def test_a_damaged_answer_log_still_answers_and_is_reported_once(tmp_path, where
     with caplog.at_level(logging.ERROR):
         client.get("/answers", headers=STAFF)  # where a damaged page in the middle is first read
         answers = [client.post("/api/ask", json={"question": QUESTION}) for _ in range(3)]
-        client.get("/healthz")
+        client.get("/readyz")
     assert [a.status_code for a in answers] == [200] * 3
     assert {a.json()["state"] for a in answers} == {"answered"}
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
