@@ -45,11 +45,11 @@ def link_models(data: Path, model_dir: Path) -> None:
 
 
 @contextmanager
-def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0) -> Iterator[str]:
+def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0, args: tuple[str, ...] = ()) -> Iterator[str]:
     """`python -m web --ingest` until the block ends; yields its base URL once /readyz passes."""
     url = f"http://127.0.0.1:{env['PORT']}"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "web", "--ingest"], env=env, cwd=log.parent,
+        process = subprocess.Popen([sys.executable, "-m", "web", "--ingest", *args], env=env, cwd=log.parent,
                                    stdout=out, stderr=subprocess.STDOUT)
         with supervised(process, lambda: _healthy(url), startup=startup, what=f"python -m web (see {log})",
                         stop_timeout=20, poll=0.2):

@@ -1,0 +1,143 @@
+"""What an operator reads: /metrics counts what was sent, /healthz and /readyz differ, every request has one id.
+
+The app is the real one (starlette, the real answer pipeline and verifier, a
+real SQLite answer log) over an in-memory index and a scripted generator, so
+each count below is caused by a request this test made.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from answer.audit import SQLiteAuditLog
+from answer.pipeline import Answerer
+from retrieval.search import DenseRetriever
+from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+from tests.unit.test_web import GOOD, PHANTOM, TAXES
+from web import logs
+from web.app import create_app
+from web.settings import Settings
+
+TOKEN = "scrape-token-0123456789"
+QUESTION = "How long are refunds available?"
+
+
+def app(tmp_path: Path, *replies: str, **settings: object) -> tuple[TestClient, SQLiteAuditLog]:
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [REFUNDS, TAXES])
+    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
+    config = Settings(data_dir=tmp_path, metrics_token=TOKEN, identity_header="X-Groups", **settings)  # type: ignore[arg-type]
+    return TestClient(create_app(config, answerer=answerer, store=store)), audit
+
+
+def scrape(client: TestClient) -> dict[str, float]:
+    response = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    samples = {}
+    for line in response.text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def test_metrics_count_the_answers_findings_and_requests_that_were_sent(tmp_path):
+    client, _ = app(tmp_path, GOOD, GOOD, PHANTOM, PHANTOM)  # two answers, then a phantom twice (first try and retry)
+    before = scrape(client)
+    assert before['docs_answers_total{state="answered"}'] == 0 and before["docs_index_chunks"] == 2
+    assert before["docs_index_up"] == 1
+    for _ in range(2):
+        assert client.post("/api/ask", json={"question": QUESTION}).json()["state"] == "answered"
+    assert client.post("/api/ask", json={"question": "Are refunds instant?"}).json()["state"] != "answered"
+    client.get("/docs/billing/refunds")
+    client.get("/docs/billing/taxes")
+
+    after = scrape(client)
+    assert after['docs_answers_total{state="answered"}'] == 2
+    assert after['docs_answers_total{state="refused"}'] + after['docs_answers_total{state="unverified"}'] == 1
+    assert after['docs_verifier_findings_total{kind="phantom"}'] == 2  # the draft and its retry each named c9
+    assert after['docs_http_requests_total{method="POST",route="/api/ask",status="200"}'] == 3
+    assert after["docs_answer_seconds_count"] == 3 and after["docs_retrieval_seconds_count"] == 3
+    assert after["docs_generation_seconds_count"] == 4  # an attempt each, and the phantom's retry
+    docs = [k for k in after if k.startswith("docs_http_requests_total") and "/docs" in k]
+    assert docs and all('route="/docs/{path:path}"' in k for k in docs)  # the template, never the path asked
+
+
+def test_metrics_are_for_operators_only(tmp_path):
+    client, _ = app(tmp_path)
+    assert client.get("/metrics").status_code == 403
+    assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 403
+    assert "METRICS_TOKEN" in client.get("/metrics").text
+    assert client.get("/metrics", headers={"X-Groups": "staff"}).status_code == 200
+
+
+def test_a_request_id_is_on_the_response_the_log_lines_and_the_answer_record(tmp_path):
+    client, audit = app(tmp_path, GOOD, GOOD, GOOD)
+    kept = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": "lb-7f3a9c21"})
+    assert kept.headers["x-request-id"] == "lb-7f3a9c21"  # the load balancer's id follows the request
+    assert audit.get(kept.json()["answer_id"]).request_id == "lb-7f3a9c21"
+
+    for hostile in (b"short", "a\u00e9b".encode() * 10, b"x" * 500, b"id with spaces in it"):
+        made = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": hostile})
+        assert re.fullmatch(r"[0-9a-f]{32}", made.headers["x-request-id"])  # replaced, never echoed
+    streamed = client.get("/ask/stream", params={"question": QUESTION})
+    rid = streamed.headers["x-request-id"]
+    answer_id = re.search(r'data-answer-id="([0-9a-f]+)"', streamed.text) or re.search(r"/answers/([0-9a-f]{16})", streamed.text)
+    assert answer_id is not None, streamed.text[-500:]
+    assert audit.get(answer_id.group(1)).request_id == rid  # carried through the stream's worker threads
+
+
+def test_json_log_lines_carry_the_request_id(tmp_path, monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        logs.configure("json")
+        client, _ = app(tmp_path, GOOD)
+        ask = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": "req-000111222"})
+        logging.getLogger("web.test").warning("outside any request")
+        lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+    finally:
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+    assert ask.status_code == 200
+    assert all(set(line) >= {"time", "level", "logger", "message", "request_id"} for line in lines)
+    assert lines[-1]["message"] == "outside any request" and lines[-1]["request_id"] == "-"
+    with pytest.raises(ValueError, match="LOG_FORMAT"):
+        logs.configure("xml")
+    with pytest.raises(ValueError, match="LOG_FORMAT"):
+        Settings.from_env({"LOG_FORMAT": "yaml"}, dotenv=False)
+
+
+def test_healthz_is_alive_while_readyz_waits_for_the_models(tmp_path, monkeypatch):
+    built = []
+
+    def slow_components(settings, *, store, audit):  # noqa: ANN001, ANN202
+        time.sleep(0.5)
+        from answer.services import components_for
+
+        embedder = HashEmbedder()
+        answerer = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), ScriptedGenerator(GOOD),
+                            audit=audit)
+        built.append(answerer)
+        return components_for(answerer)
+
+    monkeypatch.setattr("answer.services.build_components", slow_components)
+    client = TestClient(create_app(Settings(data_dir=tmp_path)))  # a real (empty) embedded index; models built lazily
+    assert client.get("/healthz").json() == {"status": "alive"}
+    first = client.get("/readyz")
+    assert first.status_code == 503 and first.json()["checks"]["models"] == {"status": "loading"}
+    deadline = time.monotonic() + 20
+    while client.get("/readyz").status_code != 200:  # the probe started the load; nothing else asked
+        assert time.monotonic() < deadline, "the models never finished loading"
+        time.sleep(0.1)
+    assert len(built) == 1 and client.get("/readyz").json()["checks"]["models"] == {"status": "ok"}
