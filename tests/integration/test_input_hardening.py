@@ -122,7 +122,7 @@ def test_only_the_exact_group_reads_a_team_page(site):
 
 SURFACES = [("POST", "/api/ask", {"json": {"question": "refunds?"}}), ("POST", "/ask", {"data": {"question": "refunds?"}}),
             ("GET", "/ask/stream?question=refunds", {}), ("GET", "/docs/internal/overrides", {}),
-            ("GET", "/answers", {}), ("GET", "/healthz", {}), ("GET", "/docs/search?q=overrides", {})]
+            ("GET", "/answers", {}), ("GET", "/readyz", {}), ("GET", "/metrics", {}), ("GET", "/docs/search?q=overrides", {})]
 
 
 @pytest.mark.parametrize("raw", [b"staff\xa0", b"staff\xc2\xa0", b"\x85staff", b"\xc2\x85staff",
