@@ -14,7 +14,6 @@ may read, never the total.
 from __future__ import annotations
 
 import asyncio
-import threading
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -54,7 +53,7 @@ def _models(services: Services) -> dict[str, str] | None:
     """Loaded, or loading: a probe that finds the answerer unbuilt starts building it and reports "loading"."""
     if services.loaded:
         return OK
-    threading.Thread(target=lambda: services.answerer, name="load-models", daemon=True).start()
+    services.load_in_background()
     return None
 
 

@@ -26,7 +26,7 @@ import hmac
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -50,9 +50,10 @@ _REJECTED = ("phantom", "not-verbatim", "restricted", "short")
 class Metrics:
     """The app's counters and histograms, in a registry of its own (two apps in one process never share counts)."""
 
-    def __init__(self, index: Callable[[], ServedIndex] | None = None) -> None:
+    def __init__(self, index: Callable[[], ServedIndex]) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self._index = index
+        self._live = CollectorRegistry()  # read at scrape time in whichever process is scraped
+        self._live.register(_IndexCollector(index))
         r = self.registry
         self.requests = Counter("docs_http_requests", "HTTP requests by route template, method and status code.",
                                 ["route", "method", "status"], registry=r)
@@ -107,11 +108,7 @@ class Metrics:
             MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
         else:
             registry = self.registry
-        if self._index is not None:
-            extra = CollectorRegistry()
-            extra.register(_IndexCollector(self._index))
-            return generate_latest(registry) + generate_latest(extra)
-        return generate_latest(registry)
+        return generate_latest(registry) + generate_latest(self._live)
 
     async def endpoint(self, request: Request) -> Response:
         """The scrape; only for a holder of `METRICS_TOKEN` (a bearer token, as Prometheus sends it) or support staff.
@@ -187,11 +184,8 @@ class _IndexCollector(Collector):
         yield info
 
 
-def prepare_multiprocess(directory: Any) -> None:
-    """Before worker processes start: count into files under `directory`, emptied of a previous run's counts."""
-    from pathlib import Path
-
-    path = Path(directory)
+def prepare_multiprocess(path: Path) -> None:
+    """Before worker processes start: count into files under `path`, emptied of a previous run's counts."""
     path.mkdir(parents=True, exist_ok=True)
     for stale in path.glob("*.db"):
         stale.unlink()

@@ -72,6 +72,7 @@ class Services:
         self._chunks: list[Chunk] | None = None
         self._log: SQLiteAuditLog | None = None
         self._lock = threading.Lock()
+        self._loader: threading.Thread | None = None
         self._components = self._wired(components_for(answerer)) if answerer is not None else None
         self.threads = Threads(lambda: self.audit, lambda: self.store, self._thread_secret)
 
@@ -104,6 +105,20 @@ class Services:
     def loaded(self) -> bool:
         """True once the answerer (and the models it holds) is built; reading this builds nothing."""
         return self._components is not None
+
+    def load_in_background(self) -> None:
+        """Build the answerer on a thread of its own, once at a time (readiness probes call this while it loads)."""
+        with self._lock:
+            if self._components is not None or (self._loader is not None and self._loader.is_alive()):
+                return
+            self._loader = threading.Thread(target=self._load, name="load-models", daemon=True)
+            self._loader.start()
+
+    def _load(self) -> None:
+        try:
+            _ = self.components  # built and kept by the property
+        except Exception:  # the next probe tries again; until then /readyz says "loading" and requests say why
+            log.exception("loading the models failed")
 
     @property
     def answerer(self) -> Answerer:
