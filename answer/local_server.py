@@ -10,14 +10,16 @@ under the same prompt contract and verifier.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +55,42 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# llama-cpp-python's server reads its settings from the environment too, by bare field name and in any case
+# (pydantic-settings without a prefix), and its entry point prefers HOST and PORT to its own --host/--port: a
+# `PORT=8011 make serve` child took the app's port and never listened on the one it was given. The child gets the
+# parent's environment without these names, so its command line is all that configures it.
+SERVER_ENV = frozenset({
+    "api_key", "cache", "cache_size", "cache_type", "chat_format", "chat_template_kwargs", "clip_model_path",
+    "config_file", "disable_ping_events", "draft_model", "draft_model_num_pred_tokens", "embedding", "flash_attn",
+    "hf_model_repo_id", "hf_pretrained_model_name_or_path", "hf_tokenizer_config_path", "host",
+    "interrupt_requests", "kv_overrides", "last_n_tokens_size", "logits_all", "lora_base", "lora_path", "main_gpu",
+    "model", "model_alias", "models", "mul_mat_q", "n_batch", "n_ctx", "n_gpu_layers", "n_threads",
+    "n_threads_batch", "n_ubatch", "numa", "offload_kqv", "port", "root_path", "rope_freq_base", "rope_freq_scale",
+    "rope_scaling_type", "rpc_servers", "seed", "split_mode", "ssl_certfile", "ssl_keyfile", "tensor_split",
+    "type_k", "type_v", "use_mlock", "use_mmap", "verbose", "vocab_only", "yarn_attn_factor", "yarn_beta_fast",
+    "yarn_beta_slow", "yarn_ext_factor", "yarn_orig_ctx",
+})
+
+
+def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for the child: the parent's, less every variable the server would take as a setting."""
+    source = os.environ if env is None else env
+    return {name: value for name, value in source.items() if name.lower() not in SERVER_ENV}
+
+
+def _dies_with_parent() -> Callable[[], None] | None:
+    """What the child runs before exec on Linux: the kernel sends it SIGTERM when the process that started it
+    dies, even by kill -9, so a killed server never leaves a model holding 1-2 GB and a port. The function is
+    looked up here, in the parent: the forked child only calls it (nothing there may take a lock)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def command(weights: Path, port: int, *, threads: int, context: int) -> list[str]:
     """The child's command line (llama-cpp-python's server module under this interpreter)."""
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(weights), "--model_alias", ALIAS,
@@ -69,7 +107,8 @@ def running(weights: Path, *, threads: int = 0, context: int = 4096, log_path: P
     port = free_port()
     out = log_path.open("ab") if log_path else subprocess.DEVNULL
     process = subprocess.Popen(command(weights, port, threads=threads, context=context), stdout=out,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
+                               preexec_fn=_dies_with_parent())
     server = LocalServer(f"http://127.0.0.1:{port}/v1", f"openai/{ALIAS}", threads, context)
     try:
         _wait(process, server, startup, log_path)

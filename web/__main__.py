@@ -1,7 +1,7 @@
 """`python -m web [--ingest]` — serve the app with uvicorn on HOST:PORT (default 127.0.0.1:8000).
 
 The server owns the index while it runs (`DATA_DIR/server.lock`) and is its
-only writer: `python -m ingest index` (`make ingest`) hands its run to the
+only writer: `python -m retrieval index` (`make ingest`) hands its run to the
 server through `DATA_DIR/ingest.sock`, and the server applies it in-process
 — access changes and deletions first, then embedding with the model it has
 loaded — so visitors keep getting answers while authors publish.
@@ -30,8 +30,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sqlite3
 import sys
+from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
@@ -67,7 +69,15 @@ def worker_app() -> Starlette:
     return app
 
 
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM before uvicorn serves (while models load or `--ingest` runs) unwinds like Ctrl-C: the blocks
+    that started the local LLM child, the hand-off listener and the index lock close on the way out. Python's
+    default would end the process on the spot, leaving the child running. Uvicorn has its own while it serves."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stop)
     parser = argparse.ArgumentParser(prog="python -m web", description=__doc__)
     parser.add_argument("--ingest", action="store_true", help="sync content into the index before serving")
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS") or 1),

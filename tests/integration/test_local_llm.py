@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from answer.audit import SQLiteAuditLog
+from answer.local_server import SERVER_ENV
 from answer.pipeline import Answerer
 from answer.response_format import FORMATS
 from answer.services import build_generator, build_judge, local_llm
@@ -112,3 +118,49 @@ def test_an_off_topic_question_is_never_answered_and_the_audit_keeps_the_raw_dra
     stored = answerer.audit.get(answer.id)
     assert stored is not None and stored.attempts and all(a.raw for a in stored.attempts)
     assert stored.attempts[0].raw == answer.attempts[0].raw
+
+
+def test_the_child_listens_on_its_own_port_whatever_port_the_app_was_given(monkeypatch):
+    # `PORT=8011 LLM_MODEL=local make serve`: the server module prefers PORT to --port, so before the child's
+    # environment was filtered it took the app's port (here held, so it could not bind) and never answered.
+    from llama_cpp.server.settings import ConfigFileSettings, Settings
+
+    assert set(Settings.model_fields) | set(ConfigFileSettings.model_fields) <= SERVER_ENV  # a new release's settings
+    settings = local_settings()
+    with socket.socket() as app_port:
+        app_port.bind(("127.0.0.1", 0))
+        app_port.listen()
+        monkeypatch.setenv("PORT", str(app_port.getsockname()[1]))
+        monkeypatch.setenv("HOST", "0.0.0.0")
+        with local_llm(settings) as served:
+            assert served.llm_api_base.startswith("http://127.0.0.1:")
+            assert f":{app_port.getsockname()[1]}/" not in served.llm_api_base
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["terminated", "killed"])
+def test_the_child_stops_when_the_server_that_started_it_is_stopped_or_killed(stop, tmp_path):
+    # A SIGTERM while `make serve` was still ingesting ended Python on the spot and left the model's server
+    # running on its port; a kill -9 of the server did the same. Now the child goes either way.
+    script = ("import sys, time\nfrom web.__main__ import _stop\nimport signal\nsignal.signal(signal.SIGTERM, _stop)\n"
+              "from tests.integration.test_local_llm import local_settings\nfrom answer.services import local_llm\n"
+              "with local_llm(local_settings()) as served:\n    print(served.llm_api_base, flush=True)\n    time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO,
+                              env=os.environ | {"PYTHONPATH": str(REPO)})
+    try:
+        base = parent.stdout.readline().strip() if parent.stdout else ""
+        assert base.startswith("http://127.0.0.1:"), base
+        port = int(base.rsplit(":", 1)[1].split("/")[0])
+        parent.send_signal(stop)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _listening(port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _listening(port), f"the model's server still listens on {port} after its parent was stopped"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from answer.errors import LocalModelError
-from answer.local_server import command, default_threads
+from answer.local_server import child_env, command, default_threads
 from answer.local_weights import MODELS, LocalModel, local_model, provision_local_model, weights_path
 
 PARTS = [b"GGUF-part-one;", b"part-two;", b"part-three."]
@@ -77,3 +77,11 @@ def test_threads_are_half_the_cores_and_the_child_listens_on_loopback_only():
     assert [default_threads(n) for n in (1, 2, 4, 16)] == [1, 1, 2, 8]
     argv = command(Path("/m/x.gguf"), 5123, threads=1, context=2048)
     assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--n_threads") + 1] == "1"
+
+
+def test_the_child_gets_none_of_the_variables_its_server_would_read_as_settings():
+    # llama-cpp-python's server prefers PORT and HOST to --port/--host and reads any bare setting name in any
+    # case: `PORT=8011 make serve` gave the app's port to the child, which then never answered on its own.
+    env = {"PORT": "8011", "HOST": "0.0.0.0", "Model": "/elsewhere.gguf", "n_ctx": "99", "CONFIG_FILE": "x.yaml",
+           "PATH": "/usr/bin", "DATA_DIR": "/srv/data", "LLM_MODEL": "local", "OMP_NUM_THREADS": "1"}
+    assert child_env(env) == {"PATH": "/usr/bin", "DATA_DIR": "/srv/data", "LLM_MODEL": "local", "OMP_NUM_THREADS": "1"}
