@@ -116,5 +116,10 @@ def test_a_claim_left_as_the_examples_placeholder_states_its_sentences_in_the_do
     assert draft.claims[0].text == "Refunds are available within 14 days of the charge."
     [claim] = verify(draft, retrieved, ANON).shown
     assert claim.status == "supported"
+    # A line of the prompt copied as the claim (the 1.5B wrote rule 1) says nothing about the docs either.
+    rule = parse_pointed(reply((["c1.1"], "The first claim is the direct answer to the question.")), prompt.refs)
+    assert rule.claims[0].text == "Refunds are available within 14 days of the charge."
+    own = parse_pointed(reply((["c1.1"], "Refunds can be asked for within 14 days.")), prompt.refs)
+    assert own.claims[0].text == "Refunds can be asked for within 14 days."
     unknown = parse_pointed(reply((["c1.9"], "...")), prompt.refs)  # nothing known to state: left empty, never shown
     assert unknown.claims[0].text == "..." and verify(unknown, retrieved, ANON).shown == ()
