@@ -43,7 +43,7 @@ serve: setup $(LOCAL)
 	$(PY) -m web --ingest $(if $(WORKERS),--workers $(WORKERS),)
 
 ingest: setup
-	$(PY) -m ingest index $(if $(FULL),--full,) $(if $(JSON),--json,)
+	$(PY) -m retrieval index $(if $(FULL),--full,) $(if $(JSON),--json,)
 
 # github-slugger itself (npm) is the oracle for the slugger tests and for the eval's cited anchors.
 ORACLE := $(DATA_DIR)/oracle/node_modules/github-slugger/package.json

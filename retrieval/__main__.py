@@ -1,4 +1,7 @@
-"""`python -m retrieval provision|search` — model set-up and the support staff's search tool."""
+"""`python -m retrieval index|provision|search` — the index: build it from the content, set up its model, search it.
+
+`index` is what `make ingest` runs (see `index_command`); `search` is the support staff's tool.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,9 @@ import json
 import sys
 from typing import Any
 
+from ingest.errors import IngestError
+
+from . import index_command
 from .errors import RetrievalError
 from .settings import RetrievalSettings as Settings
 from .viewer import Viewer
@@ -45,6 +51,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m retrieval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    index_command.add_arguments(sub.add_parser("index", help="embed what changed in the content folder into the index"))
     sub.add_parser("provision", help="unpack and verify the default embedding model")
     search = sub.add_parser("search", help="ranked hits for a question")
     search.add_argument("question")
@@ -54,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
-        handler = {"provision": cmd_provision, "search": cmd_search}[args.command]
+        handler = {"index": index_command.cmd_index, "provision": cmd_provision, "search": cmd_search}[args.command]
         return handler(args, Settings.from_env())
-    except (RetrievalError, ValueError) as exc:
+    except (RetrievalError, IngestError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from .aside import set_aside
 from .errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
+from .lease import Lease
 from .records import Manifest
 
 POINTER_TTL = 1.0
@@ -119,6 +120,13 @@ class ChromaIndex:
             raise ValueError(f"only an embedded index can be moved aside; Chroma at {self._url} keeps its own files")
         self._forget()
         return set_aside(Path(self._path or ""))
+
+    def writer_lease(self) -> Lease | None:
+        """The lease every writer of a Chroma server's index takes, on any machine; None for an embedded index,
+        which one process owns (its folder's file lock, `lock.index_lock`, is all the serialising it needs)."""
+        if self.embedded:
+            return None
+        return Lease(self._connect(), self.name)
 
     @property
     def embedded(self) -> bool:
@@ -260,8 +268,15 @@ class ChromaIndex:
             "generation": uuid.uuid4().hex[:12],
         }
         if old is None:
-            self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta, embedding_function=None)
-        else:
+            try:
+                self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta,
+                           embedding_function=None)
+            except Exception as exc:  # another writer created it meanwhile (writers without the lease): move it
+                if "already exists" not in str(exc).lower():
+                    raise
+                old = self._pointer()
+                old_name = (old.metadata or {}).get("collection") if old is not None else None
+        if old is not None:
             self._call("move pointer", old.modify, metadata=meta)
         self._collection = None
         self._generation = str(meta["generation"])

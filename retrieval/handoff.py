@@ -1,7 +1,7 @@
 """Handing an ingest to the running server: a Unix socket in DATA_DIR, one JSON line each way per event.
 
 The server is the index's only writer while it runs (see `lock.owner_lock`):
-`python -m ingest index` sends its request here and prints what the server
+`python -m retrieval index` sends its request here and prints what the server
 reports, so an author's `make ingest` never opens the embedded Chroma under a
 serving process, and the run reuses the server's loaded model. The socket
 lives next to the index, with the same file permissions, so whoever may write

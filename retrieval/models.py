@@ -98,7 +98,7 @@ def is_default_model(name: str) -> bool:
     """True when `EMBED_MODEL` names the bundled default: unset, its short name or its hub name.
 
     The one answer to "is this the default model?": provisioning (`python -m retrieval
-    provision`, `python -m ingest index`) and loading ask it, so they cannot disagree about a spelling.
+    provision`, `python -m retrieval index`) and loading ask it, so they cannot disagree about a spelling.
     """
     return name in ("", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
 

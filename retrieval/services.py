@@ -13,6 +13,11 @@ from .store import ChromaStore
 
 def open_store(settings: Settings) -> Store:
     """Embedded Chroma under DATA_DIR, or the Chroma server at CHROMA_URL."""
+    return open_chroma(settings)
+
+
+def open_chroma(settings: Settings) -> ChromaStore:
+    """The same store, for the entrypoints that manage it as Chroma (its writer lease, a damaged folder set aside)."""
     if settings.chroma_url:
         return ChromaStore(url=settings.chroma_url)
     return ChromaStore(path=str(settings.chroma_path))

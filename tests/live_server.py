@@ -100,8 +100,8 @@ def make_ingest(env: dict[str, str], *variables: str) -> IngestRun:
 
 
 def cli_ingest(env: dict[str, str], *args: str) -> IngestRun:
-    """Start `python -m ingest index [args…]`, the command `make ingest` runs, without make's setup step."""
-    return _ingest([sys.executable, "-m", "ingest", "index", *args], env)
+    """Start `python -m retrieval index [args…]`, the command `make ingest` runs, without make's setup step."""
+    return _ingest([sys.executable, "-m", "retrieval", "index", *args], env)
 
 
 def _ingest(command: list[str], env: dict[str, str]) -> IngestRun:

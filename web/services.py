@@ -222,7 +222,14 @@ class Services:
         embedder = self.components.embedder
         if embedder is None:
             raise IngestError("this server's answerer has no embedder of its own to ingest with; ingest from the CLI")
-        with index_lock(self.settings.data_dir, wait=wait):
+        store = self._chroma()
+
+        def waiting(holder: str) -> None:
+            log.info("waiting for the ingest of %s to finish writing the index at %s", holder, store.location)
+
+        # Against a Chroma server the lease makes replicas started at once take turns: the first builds, the others
+        # then find nothing to embed and follow its generation.
+        with index_lock(self.settings.data_dir, wait=wait, lease=store.writer_lease(), on_wait=waiting):
             corpus = load_corpus(self.settings.content_dir)
 
             def access_applied(report: IndexReport) -> None:
@@ -240,7 +247,7 @@ class Services:
                         emit(Embedded(done, total))
                 return tick
 
-            report = sync_index(corpus, self._chroma(), embedder, full=full, on_access=access_applied, progress=progress)
+            report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress)
             self.publish(corpus)
         return report
 

@@ -1,4 +1,4 @@
-"""`python -m ingest index` as authors run it: exit codes, JSON summary, lock, CHROMA_URL, server down, withheld pages."""
+"""`python -m retrieval index` as authors run it: exit codes, JSON summary, lock, CHROMA_URL, server down, withheld pages."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def site(tmp_path) -> Path:
 
 def run_cli(*args: str, data_dir: Path, chroma_url: str = "", wait: bool = True, **popen) -> subprocess.CompletedProcess | subprocess.Popen:
     env = {**os.environ, "DATA_DIR": str(data_dir), "CHROMA_URL": chroma_url, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "ingest", "index", *args]
+    command = [sys.executable, "-m", "retrieval", "index", *args]
     if not wait:
         return subprocess.Popen(command, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, env=env, cwd=data_dir, capture_output=True, text=True, timeout=600, **popen)

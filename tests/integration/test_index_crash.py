@@ -1,4 +1,4 @@
-"""kill -9 a real `python -m ingest index` at random points; the next run must equal a clean build."""
+"""kill -9 a real `python -m retrieval index` at random points; the next run must equal a clean build."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 def start_ingest(root: Path, data_dir: Path, *flags: str) -> subprocess.Popen:
     env = {**os.environ, "DATA_DIR": str(data_dir), "CHROMA_URL": "", "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, "-m", "ingest", "index", str(root), *flags],
+        [sys.executable, "-m", "retrieval", "index", str(root), *flags],
         env=env, cwd=data_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
 

@@ -101,7 +101,7 @@ def test_make_ingest_prints_outline_warnings_with_file_and_line(tmp_path, model_
     data.mkdir()
     (data / "models").symlink_to(model_dir.parent, target_is_directory=True)
     env = {**os.environ, "DATA_DIR": str(data), "CHROMA_URL": "", "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "ingest", "index", str(site)], env=env, cwd=data,
+    result = subprocess.run([sys.executable, "-m", "retrieval", "index", str(site)], env=env, cwd=data,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "warning: guides/plans.mdx:9: `export const plans = {` opens a bracket that never closes" in result.stderr

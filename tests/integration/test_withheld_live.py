@@ -2,7 +2,7 @@
 
 Issue 26, items 2 and 3, on the real thing: `python -m web` in its own
 process (embedded Chroma, then a `chroma run` server), the ingest handed to
-it by `python -m ingest index` (what `make ingest` runs). Five public pages
+it by `python -m retrieval index` (what `make ingest` runs). Five public pages
 are answered, shown and found; each is then broken in one way that leaves its
 access unreadable; the ingest exits 1 naming every `file:line`, and an
 anonymous visitor gets none of them anywhere; once fixed, all are back.
