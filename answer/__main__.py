@@ -53,9 +53,10 @@ def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) ->
     from .record import to_json
     from .services import changed_sources, open_audit
 
-    record = open_audit(settings).get(args.answer_id)
+    audit = open_audit(settings)
+    record = audit.get(args.answer_id)
     if record is None:
-        print(f"error: no answer with id {args.answer_id!r} in {settings.audit_path}", file=sys.stderr)
+        print(f"error: no answer with id {args.answer_id!r} in {audit.where}", file=sys.stderr)
         return 1
     data = to_json(record, full=True) | {"changed_since": changed_sources(store or open_store(settings), record)}
     print(json.dumps(data, indent=2, ensure_ascii=False))
