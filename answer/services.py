@@ -61,6 +61,11 @@ def local_llm(settings: S) -> Iterator[S]:
 
 
 def open_audit(settings: Settings) -> AnswerLog:
+    """The answer log DATABASE_URL names (PostgreSQL, shared by replicas), else the SQLite file under DATA_DIR."""
+    if settings.database_url:
+        from .postgres_log import PostgresAnswerLog  # psycopg is imported only by a server that uses it
+
+        return PostgresAnswerLog(settings.database_url, retention=settings.log_retention)
     return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
 
 
