@@ -80,3 +80,30 @@ def test_database_url_is_empty_for_sqlite_a_postgresql_url_or_an_error_naming_th
     with pytest.raises(ValueError, match=r"DATABASE_URL must be empty .* or a PostgreSQL URL .*got 'mysql://u:\*\*\*@db/x'"):
         AnswerSettings.from_env({"DATABASE_URL": "mysql://u:secret@db/x"}, dotenv=False)
     assert "secret" not in repr(AnswerSettings.from_env({"DATABASE_URL": "postgresql://u:secret@db/x"}, dotenv=False))
+
+
+def test_readyz_reports_an_unreachable_database_as_the_answer_log_failing_and_answers_still_come(tmp_path):
+    from starlette.testclient import TestClient
+
+    from answer.pipeline import Answerer
+    from retrieval.search import DenseRetriever
+    from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+    from tests.unit.test_web import GOOD
+    from web.app import create_app
+    from web.failures import FIX_LOG_UNREACHABLE, LOG_UNAVAILABLE
+    from web.settings import Settings
+
+    embedder = HashEmbedder()
+    store = MemoryStore(embedder, [REFUNDS])
+    audit = PostgresAnswerLog(f"postgresql://answers@127.0.0.1:{free_port()}/answers", timeout=1.0)
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(GOOD), audit=audit)
+    client = TestClient(create_app(Settings(data_dir=tmp_path, rate_limit=None), answerer=answerer, store=store))
+    try:
+        ready = client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["answer_log"] == {"status": "failing", "problem": LOG_UNAVAILABLE,
+                                                        "fix": FIX_LOG_UNREACHABLE}
+        asked = client.post("/api/ask", json={"question": "How long are refunds available?"})
+        assert asked.status_code == 200 and asked.json()["state"] == "answered"
+    finally:
+        audit.close()
