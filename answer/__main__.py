@@ -1,9 +1,12 @@
-"""`python -m answer "question" [--groups …] [--json]`, `show ID`, `gaps [--since DATE] [--json|--csv]` and `provision`.
+"""`python -m answer "question" [--groups …] [--json]`, `show ID`, `gaps [--since DATE] [--json|--csv]`, `provision`
+and `log copy --from sqlite:///… --to postgresql://…`.
 
 The same pipeline and verifier as the web app, for support staff and scripts;
 `gaps` is the content-gap report of `GET /gaps`, for the docs team's files.
 With `LLM_MODEL=local`, asking starts the local llama.cpp server for the
 question and stops it after; `provision` joins and verifies its weights.
+`log copy` moves a single server's SQLite answer log into the PostgreSQL
+database replicas share (DATABASE_URL); run twice, it copies nothing twice.
 """
 
 from __future__ import annotations
@@ -53,9 +56,10 @@ def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) ->
     from .record import to_json
     from .services import changed_sources, open_audit
 
-    record = open_audit(settings).get(args.answer_id)
+    audit = open_audit(settings)
+    record = audit.get(args.answer_id)
     if record is None:
-        print(f"error: no answer with id {args.answer_id!r} in {settings.audit_path}", file=sys.stderr)
+        print(f"error: no answer with id {args.answer_id!r} in {audit.where}", file=sys.stderr)
         return 1
     data = to_json(record, full=True) | {"changed_since": changed_sources(store or open_store(settings), record)}
     print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -98,6 +102,23 @@ def cmd_provision(args: argparse.Namespace, settings: Settings, store: Any = Non
     return 0
 
 
+def cmd_log_copy(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
+    from .log_copy import copy_log, sqlite_path
+    from .postgres_log import PostgresAnswerLog
+    from .settings import database_url
+
+    source = sqlite_path(args.source)
+    if not database_url(args.target):
+        raise ValueError("--to must be the PostgreSQL URL the replicas use as DATABASE_URL")
+    target = PostgresAnswerLog(args.target)
+    try:
+        report = copy_log(source, target)
+    finally:
+        target.close()
+    print(f"copied {source} into {target.where}\n{report.summary()}")
+    return 0
+
+
 def main(argv: list[str] | None = None, *, settings: Settings | None = None, store: Any = None) -> int:
     """The CLI; tests pass their own settings and index instead of the environment's."""
     argv = sys.argv[1:] if argv is None else argv
@@ -117,6 +138,14 @@ def main(argv: list[str] | None = None, *, settings: Settings | None = None, sto
         formats.add_argument("--csv", action="store_true")
         args = parser.parse_args(argv)
         handler = cmd_gaps
+    elif argv[:2] == ["log", "copy"]:
+        parser.add_argument("command", choices=["log"])
+        parser.add_argument("action", choices=["copy"])
+        parser.add_argument("--from", dest="source", required=True,
+                            help="the SQLite answer log, as sqlite:///absolute/path/answers.sqlite3")
+        parser.add_argument("--to", dest="target", required=True, help="the PostgreSQL database, as DATABASE_URL gives it")
+        args = parser.parse_args(argv)
+        handler = cmd_log_copy
     elif argv == ["provision"]:
         args = parser.parse_args([])
         handler = cmd_provision

@@ -30,19 +30,33 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
+from .answer_log import (
+    MAX_RATINGS_PER_ANSWER,
+    MAX_REASON_CHARS,
+    RATINGS,
+    AnswerLog,
+    GapIndex,
+    GapRow,
+    LogRow,
+    Rating,
+    TurnRow,
+    check_rating,
+    gap_vector,
+    like_pattern,
+)
 from .damage import is_damage, scan
 from .errors import AuditDamagedError, AuditError
 from .pipeline import Answer
-from .record import REFUSED, UNVERIFIED, AnswerRecord, State, from_json
+from .ratelimit import SQLiteLimiter
+from .record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
+from .secret_file import FileSecrets
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -87,72 +101,14 @@ CREATE TABLE IF NOT EXISTS question_vectors (
 # question_vectors caches the content-gap report's embedding of each question (float32, unit length), per
 # embedding model and per text embedded, so a report embeds only the answers written since the last one.
 # Every statement above is IF NOT EXISTS: a log from before a table gets it on its first connection.
-RATINGS = ("up", "down")
-MAX_REASON_CHARS = 500
-# Ratings kept per answer. Visitors are anonymous, so a script could otherwise grow the log without
-# bound through one answer id; real feedback on one answer never comes close.
-MAX_RATINGS_PER_ANSWER = 50
 RECHECK_SECONDS = 30.0  # how often the health check scans the whole file (a 160 MB log takes ~0.2 s)
 log = logging.getLogger(__name__)
-
-
-class GapIndex(Protocol):
-    """How the content-gap report embeds a question (`answer.gap_index.QuestionIndex`), for the log to store it."""
-
-    @property
-    def model(self) -> str: ...
-
-    def digest(self, question: str) -> str: ...
-
-    def vector(self, question: str) -> tuple[str, bytes]: ...
-
-
-@dataclass(frozen=True)
-class LogRow:
-    """One answer in the staff's list: enough to pick it, with its feedback counts."""
-
-    id: str
-    created: float
-    question: str
-    groups: str  # the asker's groups, comma-separated
-    state: State
-    degraded: bool
-    up: int
-    down: int
-
-
-@dataclass(frozen=True)
-class GapRow:
-    """An answer the content-gap report considers: the stored record, its thumbs-down count and their reasons."""
-
-    record: AnswerRecord
-    down: int
-    reasons: tuple[str, ...]  # visitors' own words, as typed: redact before showing them to anyone else
-
-
-@dataclass(frozen=True)
-class TurnRow:
-    """One turn of a stored thread: which answer, what was typed, what was searched, the asker's groups and owner."""
-
-    answer_id: str
-    asked: str
-    question: str
-    groups: frozenset[str]
-    owner: str | None = None  # the hash of the asking browser's owner token; None in a log from before owners
-
-
-@dataclass(frozen=True)
-class Rating:
-    """A visitor's thumbs up or down on an answer."""
-
-    rating: str
-    reason: str
-    groups: str
-    created: float
+__all__ = ["MAX_RATINGS_PER_ANSWER", "MAX_REASON_CHARS", "RATINGS", "AnswerLog", "GapIndex", "GapRow", "LogRow",
+           "Rating", "SQLiteAuditLog", "TurnRow", "restore"]
 
 
 class SQLiteAuditLog:
-    """Answers keyed by id; writes are short transactions so a reader never sees half an answer."""
+    """Answers keyed by id in one file; writes are short transactions so a reader never sees half an answer."""
 
     def __init__(self, path: Path, *, timeout: float = 2.0, recheck: float = RECHECK_SECONDS,
                  retention: Retention = DEFAULT_RETENTION) -> None:
@@ -178,8 +134,20 @@ class SQLiteAuditLog:
         self._gap_index = index
 
     @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @property
     def damaged(self) -> bool:
         return self._damage is not None
+
+    def limiter(self) -> SQLiteLimiter:
+        """Budgets in a table of this file, which every worker of this machine opens."""
+        return SQLiteLimiter(self.path, timeout=self.timeout)
+
+    def secrets(self) -> FileSecrets:
+        """Secrets in files beside this one (DATA_DIR/thread_secret)."""
+        return FileSecrets(self.path.parent)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -281,18 +249,7 @@ class SQLiteAuditLog:
             self._writes += 1
 
     def _gap_vector(self, answer_id: str, question: str) -> tuple[str, str, bytes] | None:
-        """(model, text hash, vector) of a question for the content-gap report, or None without an index.
-
-        A model that fails here costs the report one embedding later, never the answer or the feedback.
-        """
-        index = self._gap_index
-        if index is None:
-            return None
-        try:
-            return (index.model, *index.vector(question))
-        except Exception:
-            log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
-            return None
+        return gap_vector(self._gap_index, answer_id, question)
 
     def _missing_gap_vector(self, answer_id: str) -> tuple[str, str, bytes] | None:
         """The report's vector of a stored answer's question when the log holds none of its current text."""
@@ -347,7 +304,7 @@ class SQLiteAuditLog:
             query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id)"
         if text:
             query += " AND question LIKE ? ESCAPE '\\'"
-            args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+            args.append(like_pattern(text))
         if state:
             query += " AND state = ?"
             args.append(state)
@@ -429,8 +386,7 @@ class SQLiteAuditLog:
 
         False, and nothing stored, once the answer holds MAX_RATINGS_PER_ANSWER ratings.
         """
-        if rating not in RATINGS:
-            raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
+        check_rating(rating)
         # A thumbs-down puts an answered answer in the content-gap report: its vector comes with it.
         vector = self._missing_gap_vector(answer_id) if rating == "down" else None
         with self._write(f"cannot store feedback on answer {answer_id} in {self.path}") as connection:

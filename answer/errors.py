@@ -29,5 +29,13 @@ class AuditDamagedError(AuditError):
     """The answer log's file is damaged (not a database, or a malformed page): it stays so until it is moved aside."""
 
 
+class AuditUnreachableError(AuditError):
+    """The answer log's database server (DATABASE_URL) cannot be reached or refuses the connection."""
+
+
+class SecretError(AnswerError):
+    """A secret every process must share (the thread-signing one) cannot be read or created."""
+
+
 class LocalModelError(AnswerError):
     """The local LLM's weights or runtime are missing, corrupt or would not start."""

@@ -20,7 +20,7 @@ from .gaps import gap_text, text_hash
 
 
 class QuestionIndex:
-    """Embeds questions the way the content-gap report does; the answer log calls it (`SQLiteAuditLog.index_gaps`)."""
+    """Embeds questions the way the content-gap report does; the answer log calls it (`AnswerLog.index_gaps`)."""
 
     def __init__(self, embedder: Embedder, site_name: Callable[[], str]) -> None:
         self.embedder = embedder

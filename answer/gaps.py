@@ -33,7 +33,7 @@ import numpy as np
 
 from retrieval.embedder import Embedder
 
-from .audit import GapRow, SQLiteAuditLog
+from .answer_log import AnswerLog, GapRow
 from .clusters import THRESHOLD, central, cluster
 from .errors import AuditError
 from .readable import LiveChunks, fully_readable, live_hashes, needs_lookup
@@ -93,7 +93,7 @@ class GapReport:
     pending: int = 0  # readable answers left out because their question was not embedded yet (over `limit`)
 
 
-def gap_report(audit: SQLiteAuditLog, store: LiveChunks, embedder: Embedder, groups: frozenset[str], *,
+def gap_report(audit: AnswerLog, store: LiveChunks, embedder: Embedder, groups: frozenset[str], *,
                since: float, site_name: str = "", threshold: float = THRESHOLD, limit: int | None = None) -> GapReport:
     """The report of answers since `since` that `groups` may read in full, from the log and the live index.
 
@@ -148,7 +148,7 @@ def topic_text(question: str, site_name: str = "") -> str:
     return " ".join(name.sub(" ", question).split()) or question
 
 
-def question_vectors(audit: SQLiteAuditLog, embedder: Embedder, ids: Sequence[str], texts: Sequence[str], *,
+def question_vectors(audit: AnswerLog, embedder: Embedder, ids: Sequence[str], texts: Sequence[str], *,
                      limit: int | None = None) -> list[np.ndarray | None]:
     """One unit vector per answer, from the log's cache when it holds one of this text, else embedded and cached.
 
@@ -173,7 +173,7 @@ def question_vectors(audit: SQLiteAuditLog, embedder: Embedder, ids: Sequence[st
     return out
 
 
-def _keep(audit: SQLiteAuditLog, model: str, rows: list[tuple[str, str, bytes]]) -> None:
+def _keep(audit: AnswerLog, model: str, rows: list[tuple[str, str, bytes]]) -> None:
     """Cache vectors; a log that cannot take them (locked, read-only) costs the next report time, never this one."""
     try:
         audit.keep_question_vectors(model, rows)

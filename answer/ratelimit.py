@@ -1,11 +1,13 @@
-"""Per-client request budgets that hold across worker processes: kept in the answer log's SQLite database.
+"""Per-client request budgets that hold across worker processes: kept in the answer log's database.
 
 A budget is a rate (`30/minute`) with a burst of the same size, counted with
 the generic cell rate algorithm: one row per client holding the time its
 budget is next fully spent ("theoretical arrival time"), moved forward by
 one interval per request in a single UPSERT, so two workers taking from one
 client's budget at once never both get the last request. Rows of clients
-whose budget has refilled are deleted now and then.
+whose budget has refilled are deleted now and then. This module holds the
+SQLite table every worker of one machine shares; `postgres_log.PostgresLimiter`
+is the same algorithm in the database several replicas share.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Limiter(Protocol):
         ...
 
 
-def _wait(tat: float, rate: Rate, now: float) -> float:
+def wait_for(tat: float, rate: Rate, now: float) -> float:
     """Seconds until a budget whose arrival time is `tat` has room for one more request (0: it has now)."""
     wait = tat - (rate.period - rate.interval) - now
     return wait if wait > EPSILON else 0.0
@@ -95,7 +97,7 @@ class SQLiteLimiter:
         try:
             if not consume:
                 row = connection.execute("SELECT tat FROM rate_limits WHERE key = ?", (key,)).fetchone()
-                return _wait(row[0], rate, now) if row else 0.0
+                return wait_for(row[0], rate, now) if row else 0.0
             self._takes += 1
             if self._takes % CLEAN_EVERY == 0:
                 connection.execute("DELETE FROM rate_limits WHERE tat < ?", (now,))
@@ -107,7 +109,7 @@ class SQLiteLimiter:
             if taken is not None:
                 return 0.0
             row = connection.execute("SELECT tat FROM rate_limits WHERE key = ?", (key,)).fetchone()
-            return max(_wait(row[0], rate, now), 0.001) if row else 0.0
+            return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
         except sqlite3.Error as exc:
             log.error("rate limit not checked for %s in %s: %s", key, self.path, exc)
             return 0.0
@@ -125,7 +127,7 @@ class MemoryLimiter:
     def take(self, key: str, rate: Rate, now: float, *, consume: bool = True) -> float:
         with self._lock:
             tat = max(self._tats.get(key, now), now)
-            wait = _wait(tat, rate, now)
+            wait = wait_for(tat, rate, now)
             if wait == 0.0 and consume:
                 if len(self._tats) > 100_000:
                     self._tats = {k: t for k, t in self._tats.items() if t >= now}

@@ -15,6 +15,7 @@ from retrieval.search import DenseRetriever, HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.viewer import Viewer
 
+from .answer_log import AnswerLog
 from .audit import SQLiteAuditLog
 from .extract import AnswerExtractor
 from .followup import CarrySubject, Condenser, LLMCondenser
@@ -59,7 +60,12 @@ def local_llm(settings: S) -> Iterator[S]:
                       llm_prompt_tokens=settings.llm_prompt_tokens or passage_budget(server.context, reply, quoting))
 
 
-def open_audit(settings: Settings) -> SQLiteAuditLog:
+def open_audit(settings: Settings) -> AnswerLog:
+    """The answer log DATABASE_URL names (PostgreSQL, shared by replicas), else the SQLite file under DATA_DIR."""
+    if settings.database_url:
+        from .postgres_log import PostgresAnswerLog  # psycopg is imported only by a server that uses it
+
+        return PostgresAnswerLog(settings.database_url, retention=settings.log_retention)
     return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
 
 
@@ -104,14 +110,14 @@ class Components:
     """
 
     answerer: Answerer
-    audit: SQLiteAuditLog | None
+    audit: AnswerLog | None
     embedder: Embedder | None  # None: the retriever was built elsewhere without one this process can ingest with
     lexical: LexicalSearcher | None
     condenser: Condenser
 
 
 def build_components(settings: Settings, *, store: StoreReader | None = None,
-                     audit: SQLiteAuditLog | None = None) -> Components:
+                     audit: AnswerLog | None = None) -> Components:
     store = store or open_store(settings)
     embedder = open_embedder(settings)
     retriever = open_retriever(settings, store=store, embedder=embedder)
@@ -131,7 +137,7 @@ def components_for(answerer: Answerer) -> Components:
     retriever = answerer.retriever
     return Components(
         answerer,
-        audit=answerer.audit if isinstance(answerer.audit, SQLiteAuditLog) else None,
+        audit=answerer.audit if isinstance(answerer.audit, AnswerLog) else None,
         embedder=retriever.embedder if isinstance(retriever, HybridRetriever | DenseRetriever) else None,
         lexical=retriever.lexical if isinstance(retriever, HybridRetriever) else None,
         condenser=condenser_for(answerer.generator),

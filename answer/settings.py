@@ -6,6 +6,7 @@ The policies are `Literal` types, checked once when the environment is read
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -13,6 +14,8 @@ from typing import Any, Literal, cast, get_args
 from retrieval.settings import RetrievalSettings
 
 from .retention import DEFAULT_RETENTION, Retention, parse_retention
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 UnverifiedPolicy = Literal["hide", "refuse"]  # hide: show the state, text behind a toggle; refuse: no answer
 SupportJudge = Literal["deterministic", "llm"]  # llm: LLM_MODEL judges claim support (deterministic fallback)
@@ -38,6 +41,8 @@ class AnswerSettings(RetrievalSettings):
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
     log_retention: Retention = DEFAULT_RETENTION  # LOG_RETENTION: answers older than 90 days or past the newest 20,000 go
+    # DATABASE_URL: empty = the SQLite file DATA_DIR/answers.sqlite3; postgresql://… = one database every replica shares
+    database_url: str = field(default="", repr=False)
 
     @property
     def audit_path(self) -> Path:
@@ -64,6 +69,7 @@ class AnswerSettings(RetrievalSettings):
         if context < 1024:
             raise ValueError(f"LOCAL_LLM_CONTEXT must be at least 1024 tokens (the prompt alone needs them), got {context}")
         return super().read_env(env) | {
+            "database_url": database_url(env.get("DATABASE_URL", "")),
             "local_llm": env.get("LOCAL_LLM", "").strip() or "qwen2.5-coder-1.5b",
             "local_llm_threads": _whole(env, "LOCAL_LLM_THREADS", 0),
             "local_llm_context": context,
@@ -80,6 +86,20 @@ class AnswerSettings(RetrievalSettings):
             "unverified_policy": cast(UnverifiedPolicy, policy),
             "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),
         }
+
+
+def database_url(raw: str) -> str:
+    """DATABASE_URL checked: empty (SQLite under DATA_DIR) or a PostgreSQL URL; the password never in the error."""
+    url = raw.strip()
+    if not url or url.startswith(POSTGRES_SCHEMES):
+        return url
+    raise ValueError(f"DATABASE_URL must be empty (the SQLite answer log DATA_DIR/answers.sqlite3) or a PostgreSQL URL "
+                     f"like 'postgresql://user:password@host:5432/answers', got {shown_url(url)!r}")
+
+
+def shown_url(url: str) -> str:
+    """A database URL fit for a message or a log line: the password replaced by ***."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", url, flags=re.IGNORECASE)
 
 
 def _whole(env: dict[str, str], name: str, default: int) -> int:

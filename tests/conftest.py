@@ -62,3 +62,65 @@ def content_index(tmp_path_factory, corpus, real_embedder):
     store = ChromaStore(path=str(tmp_path_factory.mktemp("chroma")))
     sync_index(corpus, store, real_embedder)
     return store
+
+
+# -- the answer log, in both of its databases ----------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def postgres_cluster(tmp_path_factory):
+    """A throwaway PostgreSQL cluster for the session (tests/postgres.py); in CI a missing server is a failure."""
+    from tests.postgres import PostgresCluster, binaries
+
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        require(False, f"psycopg is not installed ({exc}): pip install -c constraints.txt 'psycopg[binary]' psycopg-pool")
+    found = binaries()
+    require(found is not None, "PostgreSQL's initdb and pg_ctl are not on PATH nor under /usr/lib/postgresql/*/bin "
+                               "(apt-get install postgresql)")
+    assert found is not None
+    cluster = PostgresCluster(found)
+    try:
+        cluster.start()
+    except Exception:
+        cluster.stop()
+        raise
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster):
+    """A fresh, empty database of the session's cluster, dropped after the test."""
+    url = postgres_cluster.database()
+    yield url
+    postgres_cluster.drop(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_log(request, tmp_path):
+    """Opens answer logs on one store, as workers or replicas sharing it would: a SQLite file, or a PostgreSQL database.
+
+    Every log made in one test shares that test's file or database; the contract tests run once per kind.
+    """
+    from answer.audit import SQLiteAuditLog
+
+    opened = []
+    if request.param == "sqlite":
+        def make(**options):
+            return SQLiteAuditLog(tmp_path / "answers.sqlite3", **options)
+        yield make
+        return
+    from answer.postgres_log import PostgresAnswerLog
+
+    cluster = request.getfixturevalue("postgres_cluster")
+    url = cluster.database()
+
+    def make_postgres(**options):
+        opened.append(PostgresAnswerLog(url, **options))
+        return opened[-1]
+    yield make_postgres
+    for answer_log in opened:
+        answer_log.close()
+    cluster.drop(url)

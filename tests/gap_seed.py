@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from answer.audit import SQLiteAuditLog
+from answer.answer_log import AnswerLog
 from answer.findings import Finding
 from answer.pipeline import Answer
 from answer.record import State
@@ -35,7 +35,7 @@ def refusal(question: str, *, created: float, chunks: Sequence[Chunk] = (), grou
                   generator="seeded", created=created)
 
 
-def seed(audit: SQLiteAuditLog, answers: Sequence[Answer]) -> list[str]:
+def seed(audit: AnswerLog, answers: Sequence[Answer]) -> list[str]:
     """Write the answers into the log; their ids, in the order given."""
     for answer in answers:
         audit.record(answer)

@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answer.audit import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, SQLiteAuditLog
+from answer.answer_log import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, AnswerLog
 
 from .owner import read_owner
 from .questions import read_question
@@ -76,7 +76,7 @@ def read_feedback(body: dict[str, Any]) -> tuple[str, str] | str:
     return rating, reason
 
 
-async def post_feedback(request: Request, audit: SQLiteAuditLog | None, groups: frozenset[str]) -> Response:
+async def post_feedback(request: Request, audit: AnswerLog | None, groups: frozenset[str]) -> Response:
     """`POST /api/answers/<id>/feedback` {"rating": "up"|"down", "reason": "…"}: stored beside the answer."""
     answer_id = request.path_params["answer_id"]
     body = await read_json(request)

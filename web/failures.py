@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from answer.errors import AuditDamagedError, AuditError
+from answer.errors import AuditDamagedError, AuditError, AuditUnreachableError
 from retrieval.errors import IndexDamagedError, IndexMismatchError, QueryError, StoreUnavailableError
 
 from .identity import IdentityError
@@ -36,6 +36,8 @@ FIX_LOG_DAMAGED = ("Restart the server: it moves the damaged file (DATA_DIR/answ
                    "time, and starts a fresh log. Or stop the server and move the file aside yourself.")
 FIX_LOG_UNAVAILABLE = ("Check that DATA_DIR is writable and that no other process holds DATA_DIR/answers.sqlite3 locked "
                        "(the server log has the details).")
+FIX_LOG_UNREACHABLE = ("Check that the PostgreSQL server DATABASE_URL names is running and reachable from this replica, "
+                       "and that the URL's user, password and database are right (the server log has the details).")
 FIX_INTERNAL = "See the server log for the error."
 
 
@@ -75,6 +77,8 @@ def fix_for(exc: Exception) -> str:
         return FIX_INDEX_DOWN
     if isinstance(exc, AuditDamagedError):
         return FIX_LOG_DAMAGED
+    if isinstance(exc, AuditUnreachableError):
+        return FIX_LOG_UNREACHABLE
     if isinstance(exc, AuditError):
         return FIX_LOG_UNAVAILABLE
     return FIX_INTERNAL

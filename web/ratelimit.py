@@ -2,7 +2,8 @@
 
 Questions (`POST /ask`, `GET /ask/stream`, `POST /api/ask`) and feedback each
 have their own budget per client. The budgets live in the answer log's
-database, so every worker of `make serve WORKERS=n` draws from the same ones.
+database, so every worker of `make serve WORKERS=n` draws from the same ones,
+and with DATABASE_URL every replica too.
 The chat page's htmx `POST /ask` only returns the shell that opens the stream,
 so it checks the budget without spending it: one question costs one request.
 """
@@ -14,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from answer.audit import SQLiteAuditLog
-from answer.ratelimit import Limiter, MemoryLimiter, Rate, SQLiteLimiter
+from answer.answer_log import AnswerLog
+from answer.ratelimit import Limiter, MemoryLimiter, Rate
 
 from .clients import client_address
 from .failures import Failure
@@ -29,7 +30,7 @@ class RateLimit:
     """Refuse a client's request with a 429 and Retry-After once its budget for that kind of request is spent."""
 
     def __init__(self, app: Any, *, rate: Rate | None, trusted_header: str,
-                 database: Callable[[], SQLiteAuditLog | None]) -> None:
+                 database: Callable[[], AnswerLog | None]) -> None:
         self.app = app
         self.rate = rate
         self.trusted_header = trusted_header
@@ -37,14 +38,14 @@ class RateLimit:
         self._limiter: Limiter | None = None
 
     def limiter(self) -> Limiter | None:
-        """The answer log's database when there is one (shared by every worker), else this process's memory."""
+        """The answer log's database when there is one (shared by every worker and replica), else this process's memory."""
         if self._limiter is None:
             try:
                 audit = self._database()
             except Exception as exc:  # the route reports the outage in its own words; do not turn it into a 500 here
                 log.error("rate limit not checked: the answer log could not be opened: %s", exc)
                 return None
-            self._limiter = SQLiteLimiter(audit.path, timeout=audit.timeout) if audit is not None else MemoryLimiter()
+            self._limiter = audit.limiter() if audit is not None else MemoryLimiter()
         return self._limiter
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

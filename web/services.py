@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from answer.audit import SQLiteAuditLog
+from answer.answer_log import AnswerLog
 from answer.followup import Rewrite, rewrite
 from answer.gap_index import QuestionIndex
 from answer.pipeline import Answer, Answerer
@@ -70,7 +70,7 @@ class Services:
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
-        self._log: SQLiteAuditLog | None = None
+        self._log: AnswerLog | None = None
         self._lock = threading.Lock()
         self._loader: threading.Thread | None = None
         self._components = self._wired(components_for(answerer)) if answerer is not None else None
@@ -125,26 +125,29 @@ class Services:
         return self.components.answerer
 
     @property
-    def audit(self) -> SQLiteAuditLog | None:
+    def audit(self) -> AnswerLog | None:
         """The answer log; opening it does not build the answerer (the health check reads it before any question)."""
         if self._components is not None:
             return self._components.audit
         with self._lock:
             return self._answer_log() if self._components is None else self._components.audit
 
-    def _answer_log(self) -> SQLiteAuditLog:
+    def _answer_log(self) -> AnswerLog:
         """The one answer log of this process, the answerer's included (its damage is remembered once)."""
         if self._log is None:
             self._log = open_audit(self.settings)
         return self._log
 
     def _thread_secret(self) -> bytes:
-        """What signs thread ids: THREAD_SECRET, else a file beside the answer log; with no log, threads die with the process, and so does this."""
+        """What signs thread ids: THREAD_SECRET, else the one kept with the answer log (a file beside a SQLite log, a
+        row of a PostgreSQL one); with no log, threads die with the process, and so does this."""
+        if self.settings.thread_secret:
+            return self.settings.thread_secret.encode("utf-8")
         audit = self.audit
-        if self.settings.thread_secret or audit is not None:
+        if audit is not None:
             try:
-                return thread_secret(self.settings.thread_secret, audit.path.parent if audit else self.settings.data_dir)
-            except ThreadSecretError as exc:  # the log's folder is unusable too: that costs lasting links, never the answer
+                return thread_secret("", audit.secrets())
+            except ThreadSecretError as exc:  # the log's storage is unusable too: that costs lasting links, never the answer
                 log.error("%s; thread links last only while this process runs", exc)
         return secrets.token_hex(32).encode("ascii")
 

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from answer.audit import SQLiteAuditLog, TurnRow, restore
+from answer.answer_log import AnswerLog, TurnRow
+from answer.audit import restore
 from answer.errors import AuditDamagedError, AuditError
 from answer.followup import Turn
 from answer.pipeline import Answer
@@ -81,7 +82,7 @@ class LiveChunks(Protocol):
 class Threads:
     """Threads over the answer log (durable) or memory (no log configured), read per viewer."""
 
-    def __init__(self, audit: Callable[[], SQLiteAuditLog | None], store: Callable[[], LiveChunks],
+    def __init__(self, audit: Callable[[], AnswerLog | None], store: Callable[[], LiveChunks],
                  secret: Callable[[], bytes]) -> None:
         self._audit = audit  # callables: the answerer (and so its log), the store and the secret are built lazily
         self._store = store
@@ -115,7 +116,7 @@ class Threads:
             return self.new_id()
         return self.fork(self.resolve(given), viewer, owner)
 
-    def _log(self) -> SQLiteAuditLog | None:
+    def _log(self) -> AnswerLog | None:
         """The answer log, or None when there is none or it is damaged (reported once, by the log itself)."""
         audit = self._audit()
         return None if audit is None or audit.damaged else audit

@@ -3,22 +3,22 @@
 A thread id is a random nonce followed by its HMAC under the server's secret:
 a made-up id (or one with a byte changed, or a trailing newline) is refused
 instead of becoming a thread. Every worker and replica must sign with the same
-secret, so it comes from THREAD_SECRET or from one file under DATA_DIR that the
-first process creates atomically (written aside, then hard-linked into place:
-a worker starting at the same moment reads the winner's file, never half of
-one). An owner token is the browser's proof that it started a thread; only its
+secret, so it comes from THREAD_SECRET or from where the answer log keeps its
+secrets, created once by the first process: a file under DATA_DIR beside a
+SQLite log (`answer.secret_file`), a row of the shared database with
+DATABASE_URL, so a thread id one replica signed verifies on every other. An owner token is the browser's proof that it started a thread; only its
 hash is stored with the thread's turns.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
-import os
 import re
 import secrets
-from pathlib import Path
+
+from answer.answer_log import SecretStore
+from answer.errors import SecretError
 
 SECRET_FILE = "thread_secret"
 MIN_SECRET_CHARS = 32
@@ -81,35 +81,16 @@ def owner_hash(token: str) -> str:
     return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
-def thread_secret(configured: str, folder: Path) -> bytes:
-    """THREAD_SECRET when set, else the secret in `folder`, created once (mode 0600) by whichever process comes first."""
+def thread_secret(configured: str, store: SecretStore) -> bytes:
+    """THREAD_SECRET when set, else the answer log's thread secret, created once by whichever process comes first."""
     if configured:
         return configured.encode("utf-8")
-    path = folder / SECRET_FILE
+    where = store.location(SECRET_FILE)
     try:
-        if not path.exists():
-            _create(path)
-        secret = path.read_text(encoding="ascii").strip().encode("ascii")
-    except (OSError, UnicodeError) as exc:
-        raise ThreadSecretError(f"cannot read or create the thread secret {path}: {exc}; make {folder} writable by "
-                                "the server, or set THREAD_SECRET") from exc
+        secret = store.secret(SECRET_FILE).encode("ascii")
+    except (SecretError, UnicodeError) as exc:
+        raise ThreadSecretError(f"{exc}, or set THREAD_SECRET") from exc
     if len(secret) < MIN_SECRET_CHARS:
-        raise ThreadSecretError(f"the thread secret in {path} is {len(secret)} bytes, under {MIN_SECRET_CHARS}; "
-                                "delete the file (every open thread link stops working) or set THREAD_SECRET")
+        raise ThreadSecretError(f"the thread secret in {where} is {len(secret)} bytes, under {MIN_SECRET_CHARS}; "
+                                "delete it (every open thread link stops working) or set THREAD_SECRET")
     return secret
-
-
-def _create(path: Path) -> None:
-    """Write a new secret aside, then hard-link it into place: of several workers, the first link wins, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    aside = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        with contextlib.suppress(FileExistsError):  # another worker won: its secret is the one
-            os.link(aside, path)
-    finally:
-        aside.unlink(missing_ok=True)

@@ -1,8 +1,9 @@
 """Abuse bounds without a network: budgets, retention, the thread cap, client addresses, group counts (issue 26).
 
-The budgets are checked against both limiters (the answer log's SQLite table
-and the in-memory one) with the same tests; the SQLite one also across two
-instances on one file from several threads at once, as two workers would.
+The budgets are checked against every limiter (the answer log's SQLite table,
+its PostgreSQL one and the in-memory one) with the same tests; the database
+ones also across two instances on one store from several threads at once, as
+two workers or two replicas would.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.testclient import TestClient
 
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
-from answer.ratelimit import MemoryLimiter, Rate, SQLiteLimiter, parse_rate
+from answer.ratelimit import Limiter, MemoryLimiter, Rate, SQLiteLimiter, parse_rate
 from answer.retention import DAY, PRUNE_EVERY, Retention, parse_retention
 from retrieval.records import MAX_GROUPS, acl_filter
 from retrieval.search import DenseRetriever
@@ -42,9 +43,16 @@ def answerer(audit: SQLiteAuditLog | None, replies: int = 1) -> Answerer:
 
 # -- budgets ------------------------------------------------------------------------------------------
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
 def limiter(request, tmp_path):
-    return SQLiteLimiter(tmp_path / "answers.sqlite3") if request.param == "sqlite" else MemoryLimiter()
+    if request.param == "postgres":
+        from answer.postgres_log import PostgresAnswerLog
+
+        answer_log = PostgresAnswerLog(request.getfixturevalue("postgres_url"))
+        yield answer_log.limiter()
+        answer_log.close()
+        return
+    yield SQLiteLimiter(tmp_path / "answers.sqlite3") if request.param == "sqlite" else MemoryLimiter()
 
 
 def test_a_budget_allows_its_burst_then_says_how_long_to_wait(limiter):
@@ -64,12 +72,11 @@ def test_checking_a_budget_without_spending_it(limiter):
     assert limiter.take("ask:a", MINUTE, now, consume=False) > 0
 
 
-def test_two_limiters_on_one_database_share_every_budget_even_at_once(tmp_path):
-    path = tmp_path / "answers.sqlite3"
-    workers = [SQLiteLimiter(path), SQLiteLimiter(path)]
+def test_two_limiters_on_one_database_share_every_budget_even_at_once(make_log):
+    workers = [make_log().limiter(), make_log().limiter()]  # two workers on one file, or two replicas on one database
     rate, now, allowed = Rate(20, 60.0), 1_000_000.0, []
 
-    def client(limiter: SQLiteLimiter) -> None:
+    def client(limiter: Limiter) -> None:
         allowed.extend(1 for _ in range(10) if limiter.take("ask:10.0.0.1", rate, now) == 0.0)
 
     threads = [threading.Thread(target=client, args=(workers[n % 2],)) for n in range(6)]
@@ -98,8 +105,8 @@ def test_rate_limit_and_retention_settings_are_on_by_default_and_checked():
 
 # -- retention ----------------------------------------------------------------------------------------
 
-def test_the_log_prunes_itself_as_it_is_written_and_takes_turns_and_feedback_along(tmp_path):
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3", retention=Retention(days=30, answers=40))
+def test_the_log_prunes_itself_as_it_is_written_and_takes_turns_and_feedback_along(make_log):
+    audit = make_log(retention=Retention(days=30, answers=40))
     first = answerer(audit).ask("How long are refunds available?", Viewer.anonymous())
     now = time.time()
     old = replace(first, id="old", created=now - 31 * DAY)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
+import time
 from dataclasses import replace
 
 import pytest
 
 from answer.__main__ import main
-from answer.audit import SQLiteAuditLog
+from answer.audit import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, SQLiteAuditLog, TurnRow
 from answer.errors import AuditError
 from answer.pipeline import Answerer
 from ingest.ids import content_hash
@@ -33,8 +35,8 @@ def ask(audit, chunks=(REFUNDS,), viewer=None):
     return answerer.ask("How long are refunds available?", viewer or Viewer.of(["staff"])), store
 
 
-def test_the_record_holds_question_viewer_retrieval_drafts_and_claims(tmp_path):
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+def test_the_record_holds_question_viewer_retrieval_drafts_and_claims(make_log):
+    audit = make_log()
     answer, _ = ask(audit)
     record = audit.get(answer.id)
     assert record.question == "How long are refunds available?"
@@ -93,10 +95,10 @@ def test_show_unknown_id_is_an_error_exit(tmp_path, capsys):
     assert "no answer with id 'missing'" in capsys.readouterr().err
 
 
-def test_the_record_reads_back_as_it_was_written(tmp_path):
+def test_the_record_reads_back_as_it_was_written(make_log):
     from answer.record import from_json, to_json
 
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = make_log()
     answer, _ = ask(audit)
     stored = audit.get(answer.id)
     assert stored == answer.record()  # every field, typed, through one serializer and back
@@ -163,3 +165,80 @@ def test_a_turns_table_from_before_owners_gains_the_column_and_keeps_its_threads
     assert [(t.asked, t.owner) for t in second.thread("0123456789abcdef")] == [("refunds?", None)]
     second.add_turn("0123456789abcdef", "a2", "and annual?", "and annual?", frozenset({"public"}), "f" * 64)
     assert [t.owner for t in first.thread("0123456789abcdef")] == [None, "f" * 64]
+
+
+# -- the contract both logs keep (SQLite and PostgreSQL, via make_log) -----------------------------------
+
+def test_a_thread_keeps_its_turns_in_order_even_when_they_are_added_at_once(make_log):
+    logs = [make_log(), make_log()]  # two workers, or two replicas, on one log
+    logs[0].add_turn("t1", "a0", "refunds?", "refunds?", frozenset({"public", "staff"}), "f" * 64)
+
+    def ask(n: int) -> None:
+        logs[n % 2].add_turn("t1", f"a{n}", f"q{n}", f"q{n}", frozenset({"public"}))
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    turns = logs[1].thread("t1")
+    assert turns[0] == TurnRow("a0", "refunds?", "refunds?", frozenset({"public", "staff"}), "f" * 64)
+    assert sorted(t.answer_id for t in turns[1:]) == [f"a{n}" for n in range(1, 9)] and turns[1].owner is None
+    assert logs[0].thread("another") == []
+
+
+def test_feedback_is_kept_in_order_capped_per_answer_and_counted_in_the_search(make_log):
+    audit = make_log()
+    answer, _ = ask(audit)
+    assert audit.add_feedback(answer.id, "up", "clear", frozenset({"public"}))
+    assert audit.add_feedback(answer.id, "down", "x" * 600, frozenset({"staff", "public"}))
+    ratings = audit.feedback(answer.id)
+    assert [(r.rating, r.reason, r.groups) for r in ratings] == [("up", "clear", "public"),
+                                                                ("down", "x" * MAX_REASON_CHARS, "public,staff")]
+    assert all(abs(r.created - time.time()) < 60 for r in ratings)
+    [row] = audit.search(feedback="down")
+    assert (row.id, row.up, row.down, row.state) == (answer.id, 1, 1, "answered")
+    for _ in range(MAX_RATINGS_PER_ANSWER - 2):
+        assert audit.add_feedback(answer.id, "up", "", frozenset({"public"}))
+    assert not audit.add_feedback(answer.id, "down", "one too many", frozenset({"public"}))
+    assert len(audit.feedback(answer.id)) == MAX_RATINGS_PER_ANSWER
+    with pytest.raises(ValueError, match="rating must be one of"):
+        audit.add_feedback(answer.id, "meh", "", frozenset())
+
+
+def test_the_search_filters_by_text_state_feedback_and_ids(make_log):
+    audit = make_log()
+    first, _ = ask(audit)
+    second = replace(first, id="b" * 16, question="What does 100% off_peak mean?", state="refused", created=first.created + 1)
+    audit.record(second)
+    assert [r.id for r in audit.search()] == [second.id, first.id]  # newest first
+    assert [r.id for r in audit.search("REFUNDS")] == [first.id]  # case does not matter
+    assert [r.id for r in audit.search("100% off_")] == [second.id] and audit.search("100%_off") == []
+    assert [r.id for r in audit.search(state="refused")] == [second.id]
+    assert [r.id for r in audit.search(ids=[first.id, "nope"])] == [first.id]
+    assert audit.search(feedback="any") == [] and [r.id for r in audit.search(limit=1)] == [second.id]
+    audit.record(replace(second, question="Rewritten"))  # the same id again replaces the answer
+    assert [r.question for r in audit.search(ids=[second.id])] == ["Rewritten"]
+
+
+def test_question_vectors_are_kept_per_model_and_replaced(make_log):
+    audit = make_log()
+    ask(audit)
+    audit.keep_question_vectors("m1", [("a", "h1", b"\x00\x01"), ("b", "h2", b"\xff" * 256)])
+    audit.keep_question_vectors("m1", [("a", "h3", b"\x02")])
+    audit.keep_question_vectors("m2", [("a", "h9", b"\x09")])
+    assert audit.question_vectors("m1", ["a", "b", "c"]) == {"a": ("h3", b"\x02"), "b": ("h2", b"\xff" * 256)}
+    assert audit.question_vectors("m2", ["a"]) == {"a": ("h9", b"\x09")} and audit.question_vectors("m1", []) == {}
+
+
+def test_a_log_shares_its_secrets_and_its_budgets_with_every_log_on_the_same_store(make_log):
+    from answer.ratelimit import Rate
+
+    one, two = make_log(), make_log()
+    secret = one.secrets().secret("thread_secret")
+    assert len(secret) == 64 and two.secrets().secret("thread_secret") == secret
+    assert two.secrets().secret("another") != secret
+    rate, now = Rate(2, 60.0), 1_000_000.0
+    assert [one.limiter().take("ask:a", rate, now), two.limiter().take("ask:a", rate, now)] == [0.0, 0.0]
+    assert one.limiter().take("ask:a", rate, now) == pytest.approx(30.0)
+    one.check()

@@ -3,7 +3,6 @@ written with their answers, the web page's embedding cap, /gaps."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 import numpy as np
@@ -18,6 +17,7 @@ from answer.gaps import gap_report, gap_text, parse_since, reason_text, topic_te
 from answer.redaction import EMAIL, KEY, NUMBER, redact
 from answer.retention import Retention
 from retrieval.search import DenseRetriever
+from tests.answer_logs import raw
 from tests.fakes import CountingEmbedder, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
 from tests.gap_seed import DAY, refusal, seed
 from web.app import create_app
@@ -101,9 +101,9 @@ def test_docs_questions_keep_their_numbers_and_words(text):
 # -- the report --------------------------------------------------------------------------------------
 
 
-def world(tmp_path, answers, chunks=(PUBLIC_CHUNK, ACME_CHUNK)):
+def world(make_log, answers, chunks=(PUBLIC_CHUNK, ACME_CHUNK)):
     embedder = HashEmbedder()
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = make_log()
     seed(audit, answers)
     return audit, MemoryStore(embedder, chunks), embedder
 
@@ -112,12 +112,12 @@ def report(audit, store, embedder, groups=("public", "staff"), since=NOW - 30 * 
     return gap_report(audit, store, embedder, frozenset(groups), since=since, **options)
 
 
-def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones_left_out(tmp_path):
+def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones_left_out(make_log):
     answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK]),
                refusal("set up saml single sign-on how", created=NOW - 200, chunks=[PUBLIC_CHUNK], state="unverified"),
                refusal("saml single sign-on set up", created=NOW - 100, chunks=[PUBLIC_CHUNK], state="answered"),
                refusal("what colour is the logo", created=NOW - 50, state="answered")]
-    audit, store, embedder = world(tmp_path, answers)
+    audit, store, embedder = world(make_log, answers)
     audit.add_feedback(answers[2].id, "down", "it did not say which identity providers", frozenset({"public"}))
     found = report(audit, store, embedder)
     assert found.answers == 3 and len(found.gaps) == 1
@@ -130,19 +130,19 @@ def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones
     assert [(s.url, s.answers) for s in gap.sections] == [(PUBLIC_CHUNK.url, 3)]
 
 
-def test_since_bounds_the_period(tmp_path):
+def test_since_bounds_the_period(make_log):
     answers = [refusal("old question about saml", created=NOW - 10 * DAY), refusal("new question about saml", created=NOW - 60)]
-    audit, store, embedder = world(tmp_path, answers)
+    audit, store, embedder = world(make_log, answers)
     assert [g.label for g in report(audit, store, embedder, since=NOW - DAY).gaps] == ["new question about saml"]
     assert report(audit, store, embedder, since=NOW - 30 * DAY).answers == 2
 
 
-def test_a_restricted_answer_never_reaches_a_reader_who_cannot_read_what_it_retrieved(tmp_path):
+def test_a_restricted_answer_never_reaches_a_reader_who_cannot_read_what_it_retrieved(make_log):
     secret = refusal("when is the acme cluster patched", created=NOW - 60, chunks=[ACME_CHUNK], groups=["tenant-acme"])
     mixed = refusal("when is the acme cluster patched exactly", created=NOW - 50, chunks=[PUBLIC_CHUNK, ACME_CHUNK],
                     groups=["tenant-acme"])
     public = refusal("when is the cluster patched", created=NOW - 40, chunks=[PUBLIC_CHUNK])
-    audit, store, embedder = world(tmp_path, [secret, mixed, public])
+    audit, store, embedder = world(make_log, [secret, mixed, public])
     staff = report(audit, store, embedder, groups=("public", "staff"))
     shown = [i for g in staff.gaps for i in g.answer_ids]
     assert shown == [public.id] and staff.answers == 1
@@ -152,20 +152,20 @@ def test_a_restricted_answer_never_reaches_a_reader_who_cannot_read_what_it_retr
     assert sorted(i for g in both.gaps for i in g.answer_ids) == sorted([secret.id, mixed.id, public.id])
 
 
-def test_a_page_restricted_since_the_answer_takes_the_answer_out_of_the_report(tmp_path):
+def test_a_page_restricted_since_the_answer_takes_the_answer_out_of_the_report(make_log):
     asked = refusal("how do I set up saml", created=NOW - 60, chunks=[PUBLIC_CHUNK])
     restricted = make_chunk("guides/team-and-roles", "single-sign-on", PUBLIC_CHUNK.text, title="Team and roles",
                             heading="Single sign-on", access=("internal",))
-    audit, _, embedder = world(tmp_path, [asked])
+    audit, _, embedder = world(make_log, [asked])
     assert report(audit, MemoryStore(embedder, [restricted]), embedder).answers == 0
 
 
-def test_questions_labels_reasons_and_feedback_are_redacted(tmp_path):
+def test_questions_labels_reasons_and_feedback_are_redacted(make_log):
     answers = [refusal("my card 4111 1111 1111 1111 is declined, mail jane@example.com", created=NOW - 60,
                        chunks=[PUBLIC_CHUNK], reasons=("the cited section never mentions jane@example.com",)),
                refusal("my card 4111 1111 1111 1112 is declined, mail john@example.com", created=NOW - 30,
                        chunks=[PUBLIC_CHUNK], state="answered")]
-    audit, store, embedder = world(tmp_path, answers)
+    audit, store, embedder = world(make_log, answers)
     audit.add_feedback(answers[1].id, "down", "use key sk-live-abcdefghijklmnop1234 and call +1 415 555 0100",
                        frozenset({"public"}))
     found = report(audit, store, embedder)
@@ -179,9 +179,9 @@ def test_questions_labels_reasons_and_feedback_are_redacted(tmp_path):
     assert gap.reasons == ((f"the cited section never mentions {EMAIL}", 1),)
 
 
-def test_each_question_is_embedded_once_and_its_vector_kept_in_the_log(tmp_path):
+def test_each_question_is_embedded_once_and_its_vector_kept_in_the_log(make_log):
     answers = [refusal(f"how do I set up saml for team {n}", created=NOW - 60 + n, chunks=[PUBLIC_CHUNK]) for n in range(3)]
-    audit, store, embedder = world(tmp_path, answers)
+    audit, store, embedder = world(make_log, answers)
     first = report(audit, store, embedder)
     calls = embedder.calls
     assert calls >= 1
@@ -190,35 +190,32 @@ def test_each_question_is_embedded_once_and_its_vector_kept_in_the_log(tmp_path)
     seed(audit, [refusal("how do I set up saml for team 9", created=NOW, chunks=[PUBLIC_CHUNK])])
     report(audit, store, embedder)
     assert embedder.calls == calls + 1
-    with sqlite3.connect(audit.path) as db:
-        assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (4,)
+    assert raw(audit, "SELECT COUNT(*) FROM question_vectors") == [(4,)]
 
 
-def test_a_pruned_answer_takes_its_cached_vector_with_it(tmp_path):
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3", retention=Retention(days=None, answers=1))
+def test_a_pruned_answer_takes_its_cached_vector_with_it(make_log):
+    audit = make_log(retention=Retention(days=None, answers=1))
     embedder = HashEmbedder()
     seed(audit, [refusal("first saml question", created=NOW - 60), refusal("second saml question", created=NOW - 30)])
     report(audit, MemoryStore(embedder), embedder)
     audit.prune()
-    with sqlite3.connect(audit.path) as db:
-        assert db.execute("SELECT COUNT(*) FROM question_vectors").fetchone() == (1,)
+    assert raw(audit, "SELECT COUNT(*) FROM question_vectors") == [(1,)]
 
 
 def vector_rows(audit):
-    with sqlite3.connect(audit.path) as db:
-        return dict(db.execute("SELECT answer_id, model FROM question_vectors").fetchall())
+    return dict(raw(audit, "SELECT answer_id, model FROM question_vectors"))
 
 
-def indexed_world(tmp_path, *, site="Ferrydeck Docs", fail=False):
+def indexed_world(make_log, *, site="Ferrydeck Docs", fail=False):
     """A log that stores each gap question's vector as it is written, and the counting embedder it uses."""
     embedder = CountingEmbedder(HashEmbedder(), fail=fail)
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = make_log()
     audit.index_gaps(QuestionIndex(embedder, lambda: site))
     return audit, MemoryStore(embedder.inner, [PUBLIC_CHUNK]), embedder
 
 
-def test_a_refused_or_unverified_answer_is_written_with_its_vector_and_the_report_then_embeds_nothing(tmp_path):
-    audit, store, embedder = indexed_world(tmp_path)
+def test_a_refused_or_unverified_answer_is_written_with_its_vector_and_the_report_then_embeds_nothing(make_log):
+    audit, store, embedder = indexed_world(make_log)
     answers = [refusal("How do I set up SAML for Ferrydeck? Mail jane@example.com", created=NOW - 60, chunks=[PUBLIC_CHUNK]),
                refusal("Does Ferrydeck's SAML work with Okta?", created=NOW - 50, chunks=[PUBLIC_CHUNK], state="unverified"),
                refusal("How do I set up SAML single sign-on?", created=NOW - 40, chunks=[PUBLIC_CHUNK], state="answered")]
@@ -231,8 +228,8 @@ def test_a_refused_or_unverified_answer_is_written_with_its_vector_and_the_repor
     assert embedder.texts == [] and found.answers == 2 and found.pending == 0
 
 
-def test_a_thumbs_down_on_an_answered_answer_stores_its_vector_once(tmp_path):
-    audit, store, embedder = indexed_world(tmp_path)
+def test_a_thumbs_down_on_an_answered_answer_stores_its_vector_once(make_log):
+    audit, store, embedder = indexed_world(make_log)
     answered = refusal("How do I rotate a signing secret?", created=NOW - 60, chunks=[PUBLIC_CHUNK], state="answered")
     seed(audit, [answered])
     assert audit.add_feedback(answered.id, "up", "", frozenset({"public"}))
@@ -246,8 +243,8 @@ def test_a_thumbs_down_on_an_answered_answer_stores_its_vector_once(tmp_path):
     assert embedder.texts == [] and found.answers == 1 and found.gaps[0].rated_down == 1
 
 
-def test_a_model_failing_at_write_time_costs_the_report_an_embedding_never_the_answer_or_the_feedback(tmp_path):
-    audit, store, embedder = indexed_world(tmp_path, fail=True)
+def test_a_model_failing_at_write_time_costs_the_report_an_embedding_never_the_answer_or_the_feedback(make_log):
+    audit, store, embedder = indexed_world(make_log, fail=True)
     asked = refusal("How do I set up SAML?", created=NOW - 60, chunks=[PUBLIC_CHUNK])
     answered = refusal("How do I rotate a secret?", created=NOW - 50, chunks=[PUBLIC_CHUNK], state="answered")
     seed(audit, [asked, answered])
@@ -259,10 +256,10 @@ def test_a_model_failing_at_write_time_costs_the_report_an_embedding_never_the_a
                                                                    for a in (asked, answered))
 
 
-def test_a_limit_embeds_the_newest_questions_and_counts_the_other_answers_as_pending(tmp_path):
+def test_a_limit_embeds_the_newest_questions_and_counts_the_other_answers_as_pending(make_log):
     answers = [refusal(f"how do I export the audit log as format {n}", created=NOW - 60 + n, chunks=[PUBLIC_CHUNK])
                for n in range(5)]
-    audit, store, embedder = world(tmp_path, answers)
+    audit, store, embedder = world(make_log, answers)
     first = report(audit, store, embedder, limit=2)
     assert (first.answers, first.pending) == (2, 3)
     assert sorted(i for g in first.gaps for i in g.answer_ids) == sorted(a.id for a in answers[3:])  # the newest

@@ -20,7 +20,7 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
     assert names[AnswerSettings] - names[RetrievalSettings] == {
         "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy",
         "log_retention", "llm_prompt_tokens", "llm_max_tokens", "local_llm", "local_llm_threads", "local_llm_context",
-        "llm_quoting"}
+        "llm_quoting", "database_url"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
         "trusted_proxy_header", "read_timeout", "metrics_token", "log_format"}
@@ -29,12 +29,13 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
 def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
     env = {"CONTENT_DIR": str(tmp_path / "c"), "DATA_DIR": str(tmp_path / "d"), "EMBED_MODEL": "m", "CHROMA_URL": "http://x",
            "LLM_MODEL": "openai/x", "LLM_CITATIONS": "JSON", "SUPPORT_JUDGE": "llm", "UNVERIFIED_POLICY": "refuse",
-           "PORT": "9001", "STAFF_GROUP": "ops"}
+           "PORT": "9001", "STAFF_GROUP": "ops", "DATABASE_URL": "postgresql://answers@db:5432/answers"}
     settings = Settings.from_env(env, dotenv=False)
     assert (settings.content_dir, settings.data_dir) == (tmp_path / "c", tmp_path / "d")
     assert (settings.embed_model, settings.chroma_url, settings.chroma_path) == ("m", "http://x", tmp_path / "d" / "chroma")
     assert (settings.llm_citations, settings.support_judge, settings.unverified_policy) == ("json", "llm", "refuse")
     assert (settings.port, settings.staff_group, settings.audit_path) == (9001, "ops", tmp_path / "d" / "answers.sqlite3")
+    assert settings.database_url == "postgresql://answers@db:5432/answers"
     assert Settings.from_env({}, dotenv=False).llm_citations is None  # unset: by the model's provider
 
 
@@ -64,5 +65,7 @@ def test_a_layer_reads_and_checks_only_its_own_variables() -> None:
         Settings.from_env({"PORT": "http"}, dotenv=False)
     with pytest.raises(ValueError, match="UNVERIFIED_POLICY must be 'hide' or 'refuse', got 'maybe'"):
         AnswerSettings.from_env({"UNVERIFIED_POLICY": "maybe"}, dotenv=False)
+    with pytest.raises(ValueError, match="DATABASE_URL must be empty .* or a PostgreSQL URL"):
+        AnswerSettings.from_env({"DATABASE_URL": "sqlite:///answers.db"}, dotenv=False)
     with pytest.raises(ValueError, match="SUPPORT_JUDGE=llm needs LLM_MODEL"):
         Settings.from_env({"SUPPORT_JUDGE": "llm"}, dotenv=False)

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
+from answer.secret_file import FileSecrets
 from web.owner import COOKIE
 from web.settings import Settings
 from web.thread_ids import SECRET_FILE, ThreadIds, ThreadSecretError, thread_secret
@@ -103,7 +104,9 @@ def test_a_thread_from_a_log_without_owners_still_opens_and_every_follow_up_fork
 def _secret_of(folder: str, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     from pathlib import Path
 
-    out.put(thread_secret("", Path(folder)))
+    from answer.secret_file import FileSecrets
+
+    out.put(thread_secret("", FileSecrets(Path(folder))))
 
 
 def test_workers_starting_at_once_share_one_secret_file_that_only_its_owner_may_read(tmp_path):
@@ -133,5 +136,5 @@ def test_replicas_with_the_same_thread_secret_accept_each_others_ids_and_a_diffe
 
 def test_a_thread_secret_file_too_short_to_sign_with_is_an_error_naming_the_fix(tmp_path):
     (tmp_path / SECRET_FILE).write_text("abc\n")
-    with pytest.raises(ThreadSecretError, match="delete the file .* or set THREAD_SECRET"):
-        thread_secret("", tmp_path)
+    with pytest.raises(ThreadSecretError, match="delete it .* or set THREAD_SECRET"):
+        thread_secret("", FileSecrets(tmp_path))
