@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote as url_quote
 
+from ingest.normalize import MARKUP, find_quote, normalize_quote
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .findings import Finding
-from .normalize import find_quote, normalize_quote
 from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
 
@@ -203,14 +203,11 @@ def _check_quote(
     ), "verified", ""
 
 
-_MARKUP = "`*"  # the characters normalization drops: a match never starts or ends on them
-
-
 def _whole_markup(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen a matched span over the markup at its edges, so "`t` is set" never shows as "t` is set"."""
-    while start > 0 and text[start - 1] in _MARKUP:
+    while start > 0 and text[start - 1] in MARKUP:
         start -= 1
-    while end < len(text) and text[end] in _MARKUP:
+    while end < len(text) and text[end] in MARKUP:
         end += 1
     return start, end
 

@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from answer.normalize import normalize
 from answer.pipeline import Answer, Answerer
 from answer.support import DeterministicChecker
+from ingest.normalize import normalize
 from retrieval.viewer import Viewer
 
 
