@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from ingest.text import ASKING, TERM_STOPWORDS, key_terms
 
-QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, REASON, OPEN = (
-    "quantity", "default", "yes-no", "how-to", "definition", "reason", "open")
+# What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
+Kind = Literal["quantity", "default", "yes-no", "how-to", "definition", "reason", "open"]
+QUANTITY: Kind = "quantity"
+DEFAULT: Kind = "default"
+YESNO: Kind = "yes-no"
+HOWTO: Kind = "how-to"
+DEFINITION: Kind = "definition"
+REASON: Kind = "reason"
+OPEN: Kind = "open"
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
@@ -47,7 +55,7 @@ class Question:
     """A question, analysed once per request."""
 
     text: str
-    kind: str  # quantity / default / yes-no / how-to / reason / definition / open
+    kind: Kind
     terms: frozenset[str]  # every key term (stemmed)
     focus: frozenset[str]  # key terms that say what the question is about
     identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased
@@ -77,7 +85,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
     return Question(text, _kind(text), terms, focus or terms, idents, versions)
 
 
-def _kind(text: str) -> str:
+def _kind(text: str) -> Kind:
     asked = asked_sentence(text)
     if _DEFAULT.search(asked):
         return DEFAULT

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO
+from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Kind
 
 _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
@@ -32,7 +32,7 @@ _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|
                          re.IGNORECASE)
 
 
-def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
+def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
     `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section;

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from ingest.normalize import normalize
 from ingest.text import NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
 
-SUPPORTED = "supported"
-PARTIAL = "partial"
-UNSUPPORTED = "unsupported"
+# How far a claim's quotes bear it out: `partial` is its own outcome, never rounded up.
+Status = Literal["supported", "partial", "unsupported"]
+SUPPORTED: Status = "supported"
+PARTIAL: Status = "partial"
+UNSUPPORTED: Status = "unsupported"
+STATUSES: tuple[Status, ...] = (SUPPORTED, PARTIAL, UNSUPPORTED)
 
 # Words that turn a bounded statement into an unbounded one ("within 14 days" → "forever"); like a
 # number, a claim may use one only if its quotes do.
@@ -32,7 +35,7 @@ ABSOLUTES = frozenset(
 
 @dataclass(frozen=True)
 class Support:
-    status: str  # supported / partial / unsupported
+    status: Status
     reasons: tuple[str, ...] = ()
 
 

@@ -16,13 +16,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from markupsafe import Markup, escape
 
 from answer.followup import Rewrite
 from answer.pipeline import Answer
+from answer.record import DEGRADED, DISAGREE, REFUSED, UNVERIFIED, VERIFIED, Display, display
 from answer.settings import UnverifiedPolicy
+from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -35,10 +37,12 @@ log = logging.getLogger(__name__)
 
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
-VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
 _FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
-DISAGREE = "disagree"  # verified quotes that state different values for one thing: shown side by side, no badge of proof
-WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
+# What a turn shows: an answer's display state, or for a thread turn this reader may not see, only that it
+# exists (withheld) or that its sources changed since (stale).
+TurnState = Display | Literal["withheld", "stale"]
+WITHHELD: TurnState = "withheld"
+STALE: TurnState = "stale"
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class Cite:
 @dataclass(frozen=True)
 class ClaimView:
     text: str
-    status: str
+    status: Status
     stitched: bool
     cites: tuple[Cite, ...]
 
@@ -91,7 +95,7 @@ class Source:
 class TurnView:
     tid: str
     question: str
-    state: str  # verified / degraded / refused / unverified (what the visitor sees)
+    state: TurnState
     answer_id: str
     looked_at: tuple[Looked, ...]
     claims: tuple[ClaimView, ...]
@@ -248,16 +252,6 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
     return tuple(order.values())
 
 
-def display_state(answer: Answer, policy: UnverifiedPolicy = "hide") -> str:
-    """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
-    if answer.state == "answered":
-        return DISAGREE if answer.disagreement else DEGRADED if answer.degraded else VERIFIED
-    if answer.state == "unverified":
-        # never shown as "not in the docs" when the model could not be reached
-        return REFUSED if policy == "refuse" and not answer.model_unavailable else UNVERIFIED
-    return REFUSED
-
-
 def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
     """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
     question = asked if stale else ""
@@ -267,7 +261,8 @@ def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
 
 def turn_view(answer: Answer, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
-    state = display_state(answer, policy)
+    state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
+                    model_unavailable=answer.model_unavailable, policy=policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
 
-from answer.pipeline import Answer
+from answer.pipeline import Answer, Done, Retrieved, Shown
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
@@ -145,16 +145,16 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
     version = state.version(params.get("version"))
     async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
         number += 1
-        if event.kind == "retrieved" and event.retrieval is not None:
+        if isinstance(event, Retrieved):
             rset = event.retrieval
             yield sse("retrieved", state.fragment("_looked_at.html", context | {
                 "looked": looked_at(rset, site), "searched": rewritten.question if rewritten.shown else ""}), number)
-        elif event.kind == "claim" and rset is not None and event.claim is not None:
+        elif isinstance(event, Shown) and rset is not None:
             claims += 1
             claim = render.claim_view(event.claim, rset, site, tid, claims, numbers)
             if claim is not None:
                 yield sse("claim", state.fragment("_claim.html", context | {"claim": claim}), number)
-        elif event.kind == "done" and event.answer is not None:
+        elif isinstance(event, Done):
             services.threads.cache.put(event.answer)
             if thread:
                 await asyncio.to_thread(services.threads.add, thread, event.answer, question, owner.token)
