@@ -93,7 +93,7 @@ class Source:
 
 @dataclass(frozen=True)
 class TurnView:
-    tid: str
+    turn_id: str
     question: str
     state: TurnState
     answer_id: str
@@ -143,7 +143,7 @@ class TurnView:
         return "\n".join(lines).strip() + "\n"
 
 
-def turn_id(value: Any, default: str) -> str:
+def client_turn_id(value: Any, default: str) -> str:
     """A client-supplied turn id is only used when it is a short plain token."""
     return value if isinstance(value, str) and _TURN_ID.match(value) else default
 
@@ -203,7 +203,7 @@ def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id:
     )
 
 
-def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int,
+def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, turn_id: str, number: int,
                numbers: ChipNumbers) -> ClaimView | None:
     """One verified claim, or None when none of its citations resolves (a claim is never shown without one).
 
@@ -214,7 +214,7 @@ def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, num
     for i, c in enumerate(claim.citations, start=1):
         if resolve(rset, c) is None:
             continue  # unresolved citations get no number, so the labels have no gaps
-        view = cite_view(rset, c, site, f"card-{tid}-{number}-{i}", numbers.of(c.chunk_id))
+        view = cite_view(rset, c, site, f"card-{turn_id}-{number}-{i}", numbers.of(c.chunk_id))
         if view is not None:
             cites.append(view)
     if not cites:
@@ -255,21 +255,21 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
 def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
     """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
     question = asked if stale else ""
-    return TurnView(tid=answer_id, question=question, state=STALE if stale else WITHHELD, answer_id=answer_id,
+    return TurnView(turn_id=answer_id, question=question, state=STALE if stale else WITHHELD, answer_id=answer_id,
                     looked_at=(), claims=(), sources=(), hidden=(), asked=question)
 
 
-def turn_view(answer: Answer, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
+def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
                     model_unavailable=answer.model_unavailable, policy=policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
-                   if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
+                   if (v := claim_view(c, rset, site, turn_id, n, numbers)) is not None)
     if state in (VERIFIED, DEGRADED, DISAGREE) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
-        return replace(withheld_view(answer.id, asked or answer.question, stale=True), tid=tid)
+        return replace(withheld_view(answer.id, asked or answer.question, stale=True), turn_id=turn_id)
     return TurnView(
-        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
+        turn_id=turn_id, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
         asked=asked or answer.question,
