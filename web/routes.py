@@ -7,6 +7,7 @@ Every handler reads the app's typed state (`state_of`); failures are worded by
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from urllib.parse import urlencode
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from answer.pipeline import Answer, Done, Retrieved, Shown
 from retrieval.search import RetrievalSet
@@ -172,10 +173,17 @@ async def thread_fragment(request: Request) -> Response:
                         headers={"Cache-Control": "no-store"})
 
 
+@functools.cache
+def widget_script() -> bytes:
+    """turn.js (shared with the chat page) and widget.js as one script, inside one function so the host page
+    gains no global; the embed stays a single script tag."""
+    static = HERE / "static"
+    return b"(function () {\n" + (static / "turn.js").read_bytes() + (static / "widget.js").read_bytes() + b"})();\n"
+
+
 async def widget(request: Request) -> Response:
     """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
-    return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=300"})
+    return Response(widget_script(), media_type="text/javascript", headers={"Cache-Control": "public, max-age=300"})
 
 
 async def docs(request: Request) -> Response:
