@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .support import key_terms
+from ingest.text import key_terms
 
 # A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds").
 _AMOUNT = re.compile(

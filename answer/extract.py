@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
@@ -34,7 +35,6 @@ from .asides import asks_history, is_history, is_navigation
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
-from .support import key_terms, lexical_terms
 from .vocabulary import EMPTY, Vocabulary
 
 

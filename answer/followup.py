@@ -21,10 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ingest.text import TERM_STOPWORDS, stem
+from ingest.text import TERM_STOPWORDS, key_terms, stem
 from retrieval.search import MAX_QUESTION_CHARS
-
-from .support import key_terms
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ from retrieval.search import RetrievalSet
 from .draft import Draft, DraftClaim, PartialClaim, Quote
 from .extract import AnswerExtractor
 from .relevance import RelevanceJudge
-from .spans import units
 
 
 class Generator(Protocol):
@@ -39,11 +38,6 @@ class StreamingGenerator(Generator, Protocol):
     def draft_stream(
         self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()
     ) -> Iterator[PartialClaim | Draft]: ...
-
-
-def sentences(text: str) -> list[str]:
-    """Quotable units of a chunk: prose sentences, list items and table rows; code is skipped."""
-    return [u.text for u in units(text)]
 
 
 class ExtractiveGenerator:

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, get_args
+from typing import Protocol, TypeAlias, get_args
 
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
@@ -29,7 +29,17 @@ from .errors import AuditDamagedError, DraftFormatError, GeneratorError
 from .findings import Finding
 from .generate import Generator as DraftGenerator
 from .generate import StreamingGenerator
-from .record import ANSWERED, REFUSED, UNVERIFIED, AnswerRecord, Attempt, CheckedQuote, Source, State, to_json
+from .record import (
+    ANSWERED,
+    REFUSED,
+    AnswerRecord,
+    Attempt,
+    CheckedQuote,
+    Source,
+    State,
+    to_json,
+    without_proof,
+)
 from .relevance import RelevanceJudge
 from .request_id import REQUEST_ID
 from .settings import UnverifiedPolicy
@@ -90,13 +100,28 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Event:
-    """One step of an answer as it is produced, for progressive rendering."""
+class Retrieved:
+    """The sections found for the question: their titles can be shown while the answer is written."""
 
-    kind: str  # retrieved / claim / done
-    retrieval: RetrievalSet | None = None
-    claim: Claim | None = None
-    answer: Answer | None = None
+    retrieval: RetrievalSet
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A claim verified and on point: shown now, never taken back."""
+
+    claim: Claim
+
+
+@dataclass(frozen=True)
+class Done:
+    """The finished answer, already logged."""
+
+    answer: Answer
+
+
+# One step of an answer as it is produced, for progressive rendering: retrieved, then each claim, then done.
+Event: TypeAlias = Retrieved | Shown | Done
 
 
 class Answerer:
@@ -129,10 +154,9 @@ class Answerer:
         self.judge = judge if judge is not None else getattr(generator, "judge", None)
 
     def ask(self, question: str, viewer: Viewer, *, version: str | None = None) -> Answer:
-        events = list(self.events(question, viewer, version=version))
-        answer = events[-1].answer
-        assert answer is not None
-        return answer
+        *_, last = self.events(question, viewer, version=version)
+        assert isinstance(last, Done)
+        return last.answer
 
     def events(self, question: str, viewer: Viewer, *, version: str | None = None) -> Iterator[Event]:
         """Retrieved titles first, then each verified claim, then the finished answer."""
@@ -141,10 +165,10 @@ class Answerer:
         # The docs version the reader is browsing is a preference, not a filter.
         rset = self.retriever.search(question, viewer, version=version) if version else self.retriever.search(question, viewer)
         timings["retrieve"] = round(time.perf_counter() - started, 4)
-        yield Event("retrieved", retrieval=rset)
+        yield Retrieved(rset)
         if not rset:
             answer = self._finish(rset, REFUSED, (), Verification(claims=()), [], timings, started, degraded=False)
-            yield Event("done", answer=answer)
+            yield Done(answer)
             return
 
         attempts: list[Attempt] = []
@@ -166,7 +190,7 @@ class Answerer:
         for n in {used, *(attempt for _, attempt in committed or ())}:
             attempts[n] = replace(attempts[n], used=True)
         for claim in shown[rounds[used].streamed:]:
-            yield Event("claim", claim=claim)
+            yield Shown(claim)
 
         state: State
         if shown:
@@ -175,8 +199,7 @@ class Answerer:
         elif verification.shown:  # verified quotes, none of them answering: related sections, not an answer
             state, degraded = REFUSED, False
         elif verification.claims or verification.dropped_claims or unreachable or _unusable(attempts):
-            # "Not in the docs" would be a false statement when the model simply could not be reached.
-            state = REFUSED if self.unverified_policy == "refuse" and not unreachable else UNVERIFIED
+            state = without_proof(self.unverified_policy, model_unavailable=unreachable)
             degraded = True
         else:
             state, degraded = REFUSED, False
@@ -185,7 +208,7 @@ class Answerer:
         answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
                               unreachable=unreachable,
                               off_topic=off_topic, disagreement=disagreement and bool(shown))
-        yield Event("done", answer=answer)
+        yield Done(answer)
 
     def _round(
         self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
@@ -231,7 +254,7 @@ class Answerer:
                     if "first_claim" not in timings:  # shown, against when the model had finished writing it
                         timings["first_claim"] = round(time.perf_counter() - started, 4)
                         timings["first_claim_written"] = item.written
-                    yield Event("claim", claim=claim)
+                    yield Shown(claim)
         except (DraftFormatError, GeneratorError) as exc:
             log.warning("draft %d for %r broke off: %s", number, rset.question[:80], exc)
             if not partial:

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
-from ingest.text import TERM_STOPWORDS as STOPWORDS
-from ingest.text import stem
+from ingest.text import ASKING, TERM_STOPWORDS, key_terms
 
-from .support import key_terms
-
-QUANTITY, DEFAULT, YESNO, HOWTO, DEFINITION, REASON, OPEN = (
-    "quantity", "default", "yes-no", "how-to", "definition", "reason", "open")
+# What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
+Kind = Literal["quantity", "default", "yes-no", "how-to", "definition", "reason", "open"]
+QUANTITY: Kind = "quantity"
+DEFAULT: Kind = "default"
+YESNO: Kind = "yes-no"
+HOWTO: Kind = "how-to"
+DEFINITION: Kind = "definition"
+REASON: Kind = "reason"
+OPEN: Kind = "open"
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
@@ -43,8 +48,6 @@ _DEFINITION = re.compile(r"^\s*what(?:'s| is| are| does)\b.*\b(mean|means|stand 
 _IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d+(?:\.\d+)*)(?![\w])")
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
 
-# Words that say what kind of answer is wanted but not what it is about.
-ASKING = frozenset(stem(w) for w in ["happen", "happens", "happened", "mean", "means", "meaning", "work", "works", "working", "way", "ways", "need", "needs", "want", "wants", "wanted", "know", "tell", "possible", "able", "allowed", "allow", "still", "ever", "anything", "something", "everything", "thing", "things", "kind", "sort", "type", "actually", "really", "exactly", "currently", "right", "wrong", "going", "make", "makes", "made", "take", "takes", "long", "many", "much", "someone", "somebody", "anyone", "people", "person", "idea", "question", "help", "trying", "try", "tried", "tri", "instead", "also", "else", "doing", "done", "doc", "docs", "documentation", "page", "section", "ok", "okay", "thanks", "hi", "hello", "wo", "ca", "sure", "even", "though", "whole", "roughly", "become", "give", "giving", "like", "not", "go", "goes"])
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class Question:
     """A question, analysed once per request."""
 
     text: str
-    kind: str  # quantity / default / yes-no / how-to / reason / definition / open
+    kind: Kind
     terms: frozenset[str]  # every key term (stemmed)
     focus: frozenset[str]  # key terms that say what the question is about
     identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased
@@ -72,7 +75,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
     plain = _INTERROGATIVE.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
     terms = frozenset(key_terms(plain))
-    focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in STOPWORDS)
+    focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in TERM_STOPWORDS)
     idents = frozenset(
         (m.group(1) or m.group(2)).lower().strip("`")
         for m in _IDENTIFIER.finditer(text)
@@ -82,7 +85,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
     return Question(text, _kind(text), terms, focus or terms, idents, versions)
 
 
-def _kind(text: str) -> str:
+def _kind(text: str) -> Kind:
     asked = asked_sentence(text)
     if _DEFAULT.search(asked):
         return DEFAULT

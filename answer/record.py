@@ -11,17 +11,42 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .draft import Draft, DraftClaim, Quote
 from .findings import Finding
-from .verify import Citation, Claim, QuoteCheck
+from .settings import UnverifiedPolicy
+from .support import STATUSES, UNSUPPORTED
+from .verify import QUOTE_KINDS, ROLES, Citation, Claim, QuoteCheck
 
 State = Literal["answered", "refused", "unverified"]
 ANSWERED: State = "answered"
 REFUSED: State = "refused"
 UNVERIFIED: State = "unverified"
 STATES: tuple[State, ...] = (ANSWERED, REFUSED, UNVERIFIED)
+
+# What the visitor is shown: an answer with its proof, one with something removed on the way, quotes that state
+# different values (side by side, no badge of proof), a refusal, or unverified text behind a toggle.
+Display = Literal["verified", "degraded", "disagree", "refused", "unverified"]
+VERIFIED: Display = "verified"
+DEGRADED: Display = "degraded"
+DISAGREE: Display = "disagree"
+
+
+def without_proof(policy: UnverifiedPolicy, *, model_unavailable: bool) -> State:
+    """The state of an answer left with no verified claim: unverified (text behind a toggle), or a refusal under
+    UNVERIFIED_POLICY=refuse, but never "not in the docs" when the model simply could not be reached."""
+    return REFUSED if policy == "refuse" and not model_unavailable else UNVERIFIED
+
+
+def display(state: State, *, degraded: bool, disagreement: bool, model_unavailable: bool,
+            policy: UnverifiedPolicy = "hide") -> Display:
+    """What the visitor sees of an answer in `state`, under the server's policy (a logged answer may predate it)."""
+    if state == ANSWERED:
+        return DISAGREE if disagreement else DEGRADED if degraded else VERIFIED
+    if state == UNVERIFIED and without_proof(policy, model_unavailable=model_unavailable) == UNVERIFIED:
+        return "unverified"
+    return "refused"
 
 
 @dataclass(frozen=True)
@@ -182,16 +207,23 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
     )
 
 
+_Word = TypeVar("_Word", bound=str)
+
+
+def _one_of(value: object, known: tuple[_Word, ...], default: _Word) -> _Word:
+    """`value` when it is one of the `known` words, else `default`."""
+    return next((word for word in known if word == value), default)
+
+
 def _state(value: object) -> State:
-    for state in STATES:  # an unknown state reads as a refusal: it shows nothing
-        if value == state:
-            return state
-    return REFUSED
+    return _one_of(value, STATES, REFUSED)  # an unknown state reads as a refusal: it shows nothing
 
 
 def _claim(data: Mapping[str, Any]) -> Claim:
-    return Claim(text=str(data["text"]), status=str(data["status"]), stitched=bool(data.get("stitched")),
-                 reasons=tuple(data.get("reasons") or ()), role=str(data.get("role", "")),
+    # An unknown status reads as unsupported (never shown), an unknown role as not yet judged.
+    return Claim(text=str(data["text"]), status=_one_of(data["status"], STATUSES, UNSUPPORTED),
+                 stitched=bool(data.get("stitched")), reasons=tuple(data.get("reasons") or ()),
+                 role=_one_of(data.get("role", ""), ROLES, ""),
                  citations=tuple(_citation(c) for c in data.get("citations") or []))
 
 
@@ -229,9 +261,13 @@ def _attempt(data: Mapping[str, Any]) -> Attempt:
             DraftClaim(tuple(Quote(str(q.get("handle", "")), str(q.get("quote", ""))) for q in c.get("quotes") or []),
                        str(c.get("claim", "")))
             for c in draft_data.get("claims") or []))
-    quotes = tuple(CheckedQuote(QuoteCheck(**{k: v for k, v in q.items() if k in _CHECK_FIELDS}), q.get("provider"))
-                   for q in data.get("quotes") or [])
+    quotes = tuple(CheckedQuote(_check(q), q.get("provider")) for q in data.get("quotes") or [])
     return Attempt(feedback=_findings(data.get("feedback")), raw=str(data.get("raw", "")), draft=draft,
                    error=str(data.get("error", "")), reasons=tuple(str(r) for r in data.get("reasons") or ()),
                    quotes=quotes, findings=_findings(data["problems"]) if "problems" in data else None,
                    used=bool(data.get("used")))
+
+
+def _check(data: Mapping[str, Any]) -> QuoteCheck:
+    known = {k: v for k, v in data.items() if k in _CHECK_FIELDS}
+    return QuoteCheck(**known | {"kind": _one_of(data.get("kind"), QUOTE_KINDS, "verified")})

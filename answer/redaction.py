@@ -24,7 +24,7 @@ _PREFIXED_KEY = re.compile(r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}|\b[A-Za-z]{2,8
                            r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?")
 _LONG_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])(?=[A-Za-z0-9+/_=-]*\d)(?=[A-Za-z0-9+/_=-]*[A-Za-z])[A-Za-z0-9+/_=-]{32,}")
 # A phone or card number: 9 to 19 digits, optionally led by + and split by single spaces, dashes, dots or brackets.
-_NUMBER = re.compile(r"(?<![\w.])\+?\(?\d(?:[ .()-]{0,2}\d){8,18}(?![\w.]*\d)")
+_PHONE_NUMBER = re.compile(r"(?<![\w.])\+?\(?\d(?:[ .()-]{0,2}\d){8,18}(?![\w.]*\d)")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
@@ -33,7 +33,7 @@ def redact(text: str) -> str:
     text = _EMAIL.sub(EMAIL, text)
     text = _PREFIXED_KEY.sub(KEY, text)
     text = _LONG_TOKEN.sub(KEY, text)
-    return _NUMBER.sub(_number, text)
+    return _PHONE_NUMBER.sub(_number, text)
 
 
 def _number(match: re.Match[str]) -> str:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ingest.text import key_terms, lexical_terms
 from retrieval.search import Hit, RetrievalSet
 
 from .asides import asks_history, is_history
@@ -30,7 +31,6 @@ from .conflicts import disagree
 from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .findings import Finding
 from .question import Question, analyze
-from .support import key_terms, lexical_terms
 from .verify import DIRECT, SUPPORTING, Claim
 from .vocabulary import Vocabulary
 

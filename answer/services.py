@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from ingest.site import SiteConfig, load_site_config
+from ingest.text import key_terms
 from retrieval.embedder import Embedder
 from retrieval.lexical import ChunkSource, LexicalSearcher
 from retrieval.protocols import StoreReader
@@ -28,7 +29,7 @@ from .record import AnswerRecord
 from .relevance import RelevanceJudge
 from .settings import AnswerSettings as Settings
 from .settings import Quoting
-from .support import DeterministicChecker, SupportChecker, key_terms
+from .support import DeterministicChecker, SupportChecker
 from .vocabulary import LiveVocabulary
 
 LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process

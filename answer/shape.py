@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 
-from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO
+from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Kind
 
 _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
 _CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w-])\d")
+_DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
 # "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
 _ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
 _NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
@@ -32,7 +32,7 @@ _IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|
                          re.IGNORECASE)
 
 
-def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
+def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
     `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section;
@@ -58,4 +58,4 @@ def shape_fit(kind: str, text: str, *, item: bool = False, header: str = "", lea
 def states_quantity(text: str) -> bool:
     """A number that is not part of an identifier ("5 business days", "`24`", "15%"), a number word, or "no limit"."""
     text = _ROUND_THE_CLOCK.sub(" ", text)
-    return bool(_NUMBER.search(text) or _NUMBER_WORD.search(text) or _NO_LIMIT.search(text))
+    return bool(_DIGIT_OUTSIDE_NAME.search(text) or _NUMBER_WORD.search(text) or _NO_LIMIT.search(text))

@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
+from ingest.normalize import without_markup
+from ingest.text import SENTENCE_END
+
 SENTENCE, ITEM, ROW = "sentence", "item", "row"
 
 # Words whose trailing period does not end a sentence.
@@ -23,11 +26,7 @@ ABBREVIATIONS = frozenset(
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s")
-# A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by space and a capital,
-# digit, or an opening quote/bracket/backtick.
-_BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_])")
 MIN_QUOTE_CHARS = 12  # the verifier's minimum quote length, after markup is dropped
-_MARKUP = re.compile(r"[`*]")
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ def units(text: str) -> list[Unit]:
         elif kind == "prose":
             found.extend(_sentences(block, start, number, SENTENCE, 0))
     # Too short to quote once markup is dropped (the verifier's rule), unless a whole table row.
-    return [u for u in found if len(_MARKUP.sub("", u.text).strip()) >= MIN_QUOTE_CHARS or u.kind == ROW]
+    return [u for u in found if len(without_markup(u.text).strip()) >= MIN_QUOTE_CHARS or u.kind == ROW]
 
 
 MAX_INTRODUCED_CHARS = 600  # a block longer than this is left on the page: the quote would bury the answer
@@ -193,7 +192,7 @@ def _items(block: str, base: int, number: int) -> list[Unit]:
 
 def _sentences(segment: str, base: int, number: int, kind: str, first_position: int) -> list[Unit]:
     cuts = [0]
-    for match in _BOUNDARY.finditer(segment):
+    for match in SENTENCE_END.finditer(segment):
         end = match.start() + 1
         if _inside_code(segment, end) or _abbreviation(segment, match.start()):
             continue

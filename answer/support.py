@@ -12,21 +12,20 @@ beside this one; this one stays the default because it is reproducible.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
-from ingest.text import TERM_STOPWORDS as STOPWORDS
-from ingest.text import compound_parts, has_negation, stem, term_words
+from ingest.normalize import normalize
+from ingest.text import NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
 
-from .normalize import normalize
+# How far a claim's quotes bear it out: `partial` is its own outcome, never rounded up.
+Status = Literal["supported", "partial", "unsupported"]
+SUPPORTED: Status = "supported"
+PARTIAL: Status = "partial"
+UNSUPPORTED: Status = "unsupported"
+STATUSES: tuple[Status, ...] = (SUPPORTED, PARTIAL, UNSUPPORTED)
 
-SUPPORTED = "supported"
-PARTIAL = "partial"
-UNSUPPORTED = "unsupported"
-
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|[a-z]+))?")
 # Words that turn a bounded statement into an unbounded one ("within 14 days" → "forever"); like a
 # number, a claim may use one only if its quotes do.
 ABSOLUTES = frozenset(
@@ -36,27 +35,12 @@ ABSOLUTES = frozenset(
 
 @dataclass(frozen=True)
 class Support:
-    status: str  # supported / partial / unsupported
+    status: Status
     reasons: tuple[str, ...] = ()
 
 
 class SupportChecker(Protocol):
     def check(self, claim: str, quotes: Sequence[str]) -> Support: ...
-
-
-def key_terms(text: str) -> set[str]:
-    """Content words of a text, stemmed; what a claim must not add beyond its quotes."""
-    words = term_words(normalize(text).text)
-    return {stem(w) for w in words if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
-
-
-def lexical_terms(text: str) -> set[str]:
-    """Key terms of a text and of the words inside its compound names: what a section mentions, for the answerer.
-
-    Not used to check support: a claim is held to the quote's own words.
-    """
-    parts = compound_parts(text)
-    return key_terms(text) | key_terms(parts) if parts else key_terms(text)
 
 
 def _as_written(stems: set[str], text: str) -> list[str]:
@@ -70,9 +54,9 @@ def _as_written(stems: set[str], text: str) -> list[str]:
 def numbers(text: str) -> set[str]:
     """Numbers with their unit word (if any), separators removed: '10,000 events' → '10000 event'."""
     found = set()
-    for value, unit in _NUMBER.findall(normalize(text).text):
+    for value, unit in NUMBER_WITH_UNIT.findall(normalize(text).text):
         value = value.replace(",", "")
-        found.add(f"{value} {stem(unit)}".strip() if unit and unit not in STOPWORDS else value)
+        found.add(f"{value} {stem(unit)}".strip() if unit and unit not in TERM_STOPWORDS else value)
     return found
 
 

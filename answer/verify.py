@@ -16,16 +16,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import quote as url_quote
 
+from ingest.normalize import MARKUP, find_quote, normalize_quote
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .findings import Finding
-from .normalize import find_quote, normalize_quote
 from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
-from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, SupportChecker
+from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Status, SupportChecker
 
 
 @dataclass(frozen=True)
@@ -46,17 +47,26 @@ class Citation:
     table_header: str = ""  # the header row when the quote is a table row: context for reading it, not a claim
 
 
+# What a shown claim is to the question: its direct answer, or a span nearly as relevant beside it.
+Role = Literal["", "direct", "supporting"]
+DIRECT: Role = "direct"
+SUPPORTING: Role = "supporting"
+ROLES: tuple[Role, ...] = ("", DIRECT, SUPPORTING)
+
+# What became of one proposed quote: verified, or why not (not in this request's set, not readable by this
+# viewer, too short, not verbatim in the chunk it cites).
+QuoteKind = Literal["verified", "phantom", "restricted", "short", "not-verbatim"]
+QUOTE_KINDS: tuple[QuoteKind, ...] = ("verified", "phantom", "restricted", "short", "not-verbatim")
+
+
 @dataclass(frozen=True)
 class Claim:
     text: str
-    status: str  # supported / partial / unsupported
+    status: Status
     citations: tuple[Citation, ...]
     stitched: bool = False  # support needs quotes from more than one chunk
     reasons: tuple[str, ...] = ()
-    role: str = ""  # direct / supporting, once the answer gate has judged it; "" before
-
-
-DIRECT, SUPPORTING = "direct", "supporting"
+    role: Role = ""  # "" until the answer gate has judged it
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,7 @@ class QuoteCheck:
     quote: str
     verified: bool
     reason: str = ""  # why it was rejected; empty when verified
-    kind: str = "verified"  # verified / phantom / restricted / short / not-verbatim
+    kind: QuoteKind = "verified"
 
 
 @dataclass(frozen=True)
@@ -162,7 +172,7 @@ def verify(
 def _check_quote(
     handle: str, text: str, rset: RetrievalSet, viewer: Viewer, readable: Sequence[Hit], min_quote_chars: int,
     shown: tuple[str, ...] | None = None,
-) -> tuple[Citation | None, str, str]:
+) -> tuple[Citation | None, QuoteKind, str]:
     """(citation, kind, reason): a citation for one quote, or what kind of failure it is and why."""
     hit = rset.get(handle)
     if hit is not None and not viewer.may_read(hit.chunk.access):
@@ -203,14 +213,11 @@ def _check_quote(
     ), "verified", ""
 
 
-_MARKUP = "`*"  # the characters normalization drops: a match never starts or ends on them
-
-
 def _whole_markup(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen a matched span over the markup at its edges, so "`t` is set" never shows as "t` is set"."""
-    while start > 0 and text[start - 1] in _MARKUP:
+    while start > 0 and text[start - 1] in MARKUP:
         start -= 1
-    while end < len(text) and text[end] in _MARKUP:
+    while end < len(text) and text[end] in MARKUP:
         end += 1
     return start, end
 

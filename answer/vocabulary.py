@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ingest.documents import Chunk
-
-from .support import key_terms
+from ingest.text import key_terms
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,19 @@ is exact without comparing every pair.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from .documents import Chunk
-from .text import NEGATION_WORDS, plain_words, shingles
+from .text import NEGATION_WORDS, NUMBER, plain_words, shingles
 
 THRESHOLD = 0.9
 MIN_WORDS = 12
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def _facts(text: str, words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What must be equal for two texts to make the same claim: their numbers and negation words."""
-    return tuple(sorted(_NUMBER.findall(text))), tuple(sorted(w for w in words if w in NEGATION_WORDS))
+    return tuple(sorted(NUMBER.findall(text))), tuple(sorted(w for w in words if w in NEGATION_WORDS))
 
 
 def find_duplicates(chunks: Sequence[Chunk], versions: Mapping[str, str | None] | None = None) -> dict[str, str]:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from .documents import Block, Chunk, Page, SourceSpan
 from .ids import chunk_id, content_hash, doc_id
+from .text import PROSE_CUT
 
 MAX_CHUNK_CHARS = 800
 
@@ -76,7 +77,6 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     return chunks
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?:])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[*_])")
 _WORD = re.compile(r"\w+")
 
 
@@ -88,7 +88,7 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
         units = re.split(r"\n(?=\S)", block.text)  # top-level items; nested ones stay with their parent
         sep = "\n"
     else:
-        units = [u for u in _SENTENCE_END.split(block.text) if u.strip()]
+        units = [u for u in PROSE_CUT.split(block.text) if u.strip()]
         sep = " "
     units = [piece for unit in units for piece in _hard_wrap(unit, max_chars)]
     texts: list[str] = []

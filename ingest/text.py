@@ -20,6 +20,9 @@ accepts (measured with `make eval`):
   must share with its quotes. They fold harder (irregular past forms, `-es`)
   because a claim paraphrases its quote, and the stopwords keep words a
   claim can hinge on ("not" is a negation there, checked on its own).
+* `ASKING` sits on top of `TERM_STOPWORDS` for question analysis: the words a
+  question wraps around its subject ("happen", "possible", "docs"), which never
+  say what it is about.
 
 Known and measured: neither stemmer folds a final silent "e", so "cause" and
 "caused" stay apart ("cause" / "caus"), as do "size" and "sized". Folding it
@@ -27,6 +30,10 @@ in both moved `make eval` (lexical MRR 0.6234 -> 0.6343, extractive answer
 correctness 0.7063 -> 0.7143, but answer rate 0.873 -> 0.8651 and direct
 answer correctness 0.5714 -> 0.5556), so it waits for a change that is
 judged on those figures rather than slipped into a refactor.
+
+Numbers and sentence ends are here too: dedupe and the support checker must
+read the same digits as one number, and the splitter and the quotable units
+(`answer/spans.py`) must agree on what may open a sentence.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import snowballstemmer
+
+from .normalize import normalize
 
 # --- words ------------------------------------------------------------------
 
@@ -76,6 +85,23 @@ def compound_parts(text: str) -> str:
 def shingles(words: Sequence[str], size: int = 3) -> frozenset[tuple[str, ...]]:
     """Every run of `size` consecutive words (the whole text when it is shorter)."""
     return frozenset(tuple(words[i : i + size]) for i in range(max(1, len(words) - size + 1)))
+
+
+# --- numbers and sentence ends ------------------------------------------------
+
+_NUMERAL = r"\d+(?:[.,]\d+)*"  # "14", "10,000", "2.5": separators inside keep one number whole
+# Every number as written, wherever it stands: what two near-duplicate chunks must state alike.
+NUMBER = re.compile(_NUMERAL)
+# A number standing on its own (not the tail of "v2" or "1.2.3"), then its unit word or "%": "10,000 events", "15 %".
+NUMBER_WITH_UNIT = re.compile(rf"(?<![\w.])({_NUMERAL})(?:\s*(%|[a-z]+))?")
+
+# What a new sentence opens with, after the space: a capital, a digit, or an opening quote, bracket, backtick or emphasis.
+_SENTENCE_OPENS = r"\s+(?=[A-Z0-9`\"'(\[*_])"
+# Where a quotable sentence ends: ".", "!" or "?", closed by any quotes or brackets (the end mark is matched).
+SENTENCE_END = re.compile(r"[.!?][\"')\]]*" + _SENTENCE_OPENS)
+# Where over-long prose may be cut to fit the embedder: a sentence end or a colon, at most one closing mark
+# (the end mark stays with its sentence; `split` drops the closing mark and the space).
+PROSE_CUT = re.compile(r"(?<=[.!?:])[\"')\]]?" + _SENTENCE_OPENS)
 
 
 # --- negation ---------------------------------------------------------------
@@ -145,7 +171,6 @@ TERM_STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "you", "your", "yours", "we", "our", "us", "they", "their", "them", "he", "she", "his", "her", "i", "me", "my", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does", "did", "done", "have", "has", "had", "having", "so", "such", "than", "too", "very", "also", "just", "only", "about", "into", "over", "under", "after", "before", "between", "through", "during", "each", "per", "any", "all", "some", "more", "most", "other", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "yes", "please", "use", "used", "using", "via", "up", "down", "out", "off", "again", "further", "once", "both", "few", "own", "same", "s", "t", "don", "now", "get", "gets", "got"]
 )
 
-# Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
 _STEMMERS = threading.local()
 
 
@@ -156,6 +181,9 @@ def _english() -> Any:
     if stemmer is None:
         stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
     return stemmer
+
+
+# Irregular past forms a suffix stripper cannot reach: "resent" must meet "Resend", "paid" meet "pay".
 _IRREGULAR = {
     "sent": "send", "resent": "resend", "paid": "pay", "spent": "spend", "built": "build", "rebuilt": "rebuild",
     "kept": "keep", "lost": "lose", "took": "take", "taken": "take", "wrote": "write", "written": "write",
@@ -186,3 +214,22 @@ def stem(word: str) -> str:
     if stemmed == word and _ACRONYM_PLURAL.match(word):
         return word[:-1]  # Snowball keeps the "s" of a vowel-less word: "SDKs" must meet "SDK"
     return _NOUN_OF_VERB.get(stemmed, stemmed)
+
+
+def key_terms(text: str) -> set[str]:
+    """Content words of a text, stemmed; what a claim must not add beyond its quotes."""
+    words = term_words(normalize(text).text)
+    return {stem(w) for w in words if w not in TERM_STOPWORDS and not w.isdigit() and len(w) > 1}
+
+
+def lexical_terms(text: str) -> set[str]:
+    """Key terms of a text and of the words inside its compound names: what a section mentions, for the answerer.
+
+    Not used to check support: a claim is held to the quote's own words.
+    """
+    parts = compound_parts(text)
+    return key_terms(text) | key_terms(parts) if parts else key_terms(text)
+
+
+# The third stop list, for questions: stems of words that say what kind of answer is wanted but not what it is about.
+ASKING = frozenset(stem(w) for w in ["happen", "happens", "happened", "mean", "means", "meaning", "work", "works", "working", "way", "ways", "need", "needs", "want", "wants", "wanted", "know", "tell", "possible", "able", "allowed", "allow", "still", "ever", "anything", "something", "everything", "thing", "things", "kind", "sort", "type", "actually", "really", "exactly", "currently", "right", "wrong", "going", "make", "makes", "made", "take", "takes", "long", "many", "much", "someone", "somebody", "anyone", "people", "person", "idea", "question", "help", "trying", "try", "tried", "tri", "instead", "also", "else", "doing", "done", "doc", "docs", "documentation", "page", "section", "ok", "okay", "thanks", "hi", "hello", "wo", "ca", "sure", "even", "though", "whole", "roughly", "become", "give", "giving", "like", "not", "go", "goes"])

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from answer.draft import Draft, parse_draft
+from answer.spans import units
 from ingest.documents import Chunk, SourceSpan
 from ingest.ids import chunk_id, content_hash, doc_id
 from retrieval.records import acl_filter, chunk_metadata
@@ -161,3 +162,8 @@ REFUNDS = make_chunk("billing/refunds", "refund-windows", REFUND_TEXT, title="Re
 LIMITS = make_chunk("billing/limits", "payload-size",
                     "The maximum payload size is 256 KB. Larger events are rejected with error `FD-4131`.",
                     title="Limits", heading="Payload size")
+
+
+def sentences(text: str) -> list[str]:
+    """The quotable units of a chunk's text, as text: what a test probes an answer or a page for."""
+    return [u.text for u in units(text)]

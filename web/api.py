@@ -37,10 +37,10 @@ async def api_ask(request: Request) -> Response:
     viewer = state.viewer(request)
     version = state.version(body.get("version"))
     owner = read_owner(request, body.get("owner_token"))  # a ThreadIdError is a 400, like an unminted thread_id
-    tid = await asyncio.to_thread(state.services.threads.follow, body.get("thread_id"), viewer, owner.token)
-    answer, rewritten = await state.answer_in_thread(question, tid, viewer, version, owner.token)
+    thread_id = await asyncio.to_thread(state.services.threads.follow, body.get("thread_id"), viewer, owner.token)
+    answer, rewritten = await state.answer_in_thread(question, thread_id, viewer, version, owner.token)
     minted = {"owner_token": owner.token} if owner.minted else {}
-    return JSONResponse(answer.to_dict() | {"thread_id": tid, "asked": question, "rewritten": rewritten.rewritten} | minted)
+    return JSONResponse(answer.to_dict() | {"thread_id": thread_id, "asked": question, "rewritten": rewritten.rewritten} | minted)
 
 
 async def feedback(request: Request) -> Response:

@@ -76,6 +76,7 @@ def create_app(
             Route("/docs", routes.docs),
             *staff.ROUTES,
             Route("/widget.js", routes.widget),
+            Route("/static/widget.js", routes.widget),  # the file alone lacks turn.js: both addresses serve the bundle
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         middleware=[Middleware(RequestIds), Middleware(metrics.middleware),

@@ -43,7 +43,7 @@ def refusal(scope: Any, problem: Failure, retry_after: float | None = None) -> R
     state = state_of(request)
     if request.url.path == "/ask/stream":
         params = request.query_params
-        turn = state.fragment("_failed.html", {"tid": render.turn_id(params.get("turn"), "refused"), "message": problem.message,
+        turn = state.fragment("_failed.html", {"turn_id": render.client_turn_id(params.get("turn"), "refused"), "message": problem.message,
                                                "question": str(params.get("question") or "")[:1000], "retry": problem.retry,
                                                "thread_id": ""})
         # EventSource (the page's htmx and the widget) drops the body of any status but 200 and reports only

@@ -37,6 +37,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from answer.pipeline import Answer
+from answer.record import STATES
+from answer.verify import QUOTE_KINDS
 
 from .services import Generational, ServedIndex
 from .state import state_of
@@ -44,7 +46,7 @@ from .state import state_of
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 # Seconds: an extractive answer takes tens of milliseconds, a local model's minutes.
 _ANSWER_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
-_REJECTED = ("phantom", "not-verbatim", "restricted", "short")
+_REJECTED = tuple(kind for kind in QUOTE_KINDS if kind != "verified")
 
 
 class Metrics:
@@ -70,7 +72,7 @@ class Metrics:
                                             buckets=_ANSWER_BUCKETS)
         self.answer_seconds = Histogram("docs_answer_seconds", "Whole-answer time, retrieval to the logged record.",
                                         registry=r, buckets=_ANSWER_BUCKETS)
-        for state in ("answered", "refused", "unverified"):
+        for state in STATES:
             self.answers.labels(state)  # present at 0 from the start: a rate over a missing series is no rate
         for kind in (*_REJECTED, "unsupported"):
             self.findings.labels(kind)

@@ -16,13 +16,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from markupsafe import Markup, escape
 
 from answer.followup import Rewrite
 from answer.pipeline import Answer
+from answer.record import DEGRADED, DISAGREE, REFUSED, UNVERIFIED, VERIFIED, Display, display
 from answer.settings import UnverifiedPolicy
+from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -35,10 +37,12 @@ log = logging.getLogger(__name__)
 
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
-VERIFIED, DEGRADED, REFUSED, UNVERIFIED = "verified", "degraded", "refused", "unverified"
 _FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
-DISAGREE = "disagree"  # verified quotes that state different values for one thing: shown side by side, no badge of proof
-WITHHELD, STALE = "withheld", "stale"  # a thread turn this reader may not see / whose sources changed since
+# What a turn shows: an answer's display state, or for a thread turn this reader may not see, only that it
+# exists (withheld) or that its sources changed since (stale).
+TurnState = Display | Literal["withheld", "stale"]
+WITHHELD: TurnState = "withheld"
+STALE: TurnState = "stale"
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class Cite:
 @dataclass(frozen=True)
 class ClaimView:
     text: str
-    status: str
+    status: Status
     stitched: bool
     cites: tuple[Cite, ...]
 
@@ -89,9 +93,9 @@ class Source:
 
 @dataclass(frozen=True)
 class TurnView:
-    tid: str
+    turn_id: str
     question: str
-    state: str  # verified / degraded / refused / unverified (what the visitor sees)
+    state: TurnState
     answer_id: str
     looked_at: tuple[Looked, ...]
     claims: tuple[ClaimView, ...]
@@ -139,7 +143,7 @@ class TurnView:
         return "\n".join(lines).strip() + "\n"
 
 
-def turn_id(value: Any, default: str) -> str:
+def client_turn_id(value: Any, default: str) -> str:
     """A client-supplied turn id is only used when it is a short plain token."""
     return value if isinstance(value, str) and _TURN_ID.match(value) else default
 
@@ -199,7 +203,7 @@ def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id:
     )
 
 
-def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, number: int,
+def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, turn_id: str, number: int,
                numbers: ChipNumbers) -> ClaimView | None:
     """One verified claim, or None when none of its citations resolves (a claim is never shown without one).
 
@@ -210,7 +214,7 @@ def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, tid: str, num
     for i, c in enumerate(claim.citations, start=1):
         if resolve(rset, c) is None:
             continue  # unresolved citations get no number, so the labels have no gaps
-        view = cite_view(rset, c, site, f"card-{tid}-{number}-{i}", numbers.of(c.chunk_id))
+        view = cite_view(rset, c, site, f"card-{turn_id}-{number}-{i}", numbers.of(c.chunk_id))
         if view is not None:
             cites.append(view)
     if not cites:
@@ -248,33 +252,24 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
     return tuple(order.values())
 
 
-def display_state(answer: Answer, policy: UnverifiedPolicy = "hide") -> str:
-    """What the visitor sees; with UNVERIFIED_POLICY=refuse an unverified answer is shown as a refusal."""
-    if answer.state == "answered":
-        return DISAGREE if answer.disagreement else DEGRADED if answer.degraded else VERIFIED
-    if answer.state == "unverified":
-        # never shown as "not in the docs" when the model could not be reached
-        return REFUSED if policy == "refuse" and not answer.model_unavailable else UNVERIFIED
-    return REFUSED
-
-
 def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
     """A thread turn the reader may not see: only that it exists; with its question when only its sources changed."""
     question = asked if stale else ""
-    return TurnView(tid=answer_id, question=question, state=STALE if stale else WITHHELD, answer_id=answer_id,
+    return TurnView(turn_id=answer_id, question=question, state=STALE if stale else WITHHELD, answer_id=answer_id,
                     looked_at=(), claims=(), sources=(), hidden=(), asked=question)
 
 
-def turn_view(answer: Answer, site: SiteConfig, tid: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
+def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
-    state = display_state(answer, policy)
+    state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
+                    model_unavailable=answer.model_unavailable, policy=policy)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
-                   if (v := claim_view(c, rset, site, tid, n, numbers)) is not None)
+                   if (v := claim_view(c, rset, site, turn_id, n, numbers)) is not None)
     if state in (VERIFIED, DEGRADED, DISAGREE) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
-        return replace(withheld_view(answer.id, asked or answer.question, stale=True), tid=tid)
+        return replace(withheld_view(answer.id, asked or answer.question, stale=True), turn_id=turn_id)
     return TurnView(
-        tid=tid, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
+        turn_id=turn_id, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
         asked=asked or answer.question,

@@ -7,6 +7,7 @@ Every handler reads the app's typed state (`state_of`); failures are worded by
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,9 +16,9 @@ from urllib.parse import urlencode
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from answer.pipeline import Answer
+from answer.pipeline import Answer, Done, Retrieved, Shown
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
@@ -34,27 +35,27 @@ from .thread_ids import ThreadIdError
 HERE = Path(__file__).parent
 
 
-def chat_page(request: Request, tid: str | None, viewer: Viewer, version: str | None, latest: Answer | None = None,
+def chat_page(request: Request, thread_id: str | None, viewer: Viewer, version: str | None, latest: Answer | None = None,
               asked: str = "") -> Response:
     state = state_of(request)
-    turns = state.thread_views(tid, viewer) if tid else []
+    turns = state.thread_views(thread_id, viewer) if thread_id else []
     if latest is not None and all(t.answer_id != latest.id for t in turns):
         turns.append(state.view(latest, None, asked))  # the thread could not be stored: the answer is still shown
     return state.page(request, "index.html", {
         "turns": turns, "suggestions": [] if turns else state.services.suggestions(), "version": version,
-        "thread_id": tid if turns else ""})
+        "thread_id": thread_id if turns else ""})
 
 
 async def index(request: Request) -> Response:
     state = state_of(request)
     version = state.version(request.query_params.get("version"))
-    tid = await _named_thread(state, request.query_params.get("thread"))
-    return await asyncio.to_thread(chat_page, request, tid, state.viewer(request), version)
+    thread_id = await _named_thread(state, request.query_params.get("thread"))
+    return await asyncio.to_thread(chat_page, request, thread_id, state.viewer(request), version)
 
 
-async def _named_thread(state: AppState, given: str | None) -> str | None:
-    """The thread a page asks to show, checked (a ThreadIdError, a 400, for an id this server did not mint); never made."""
-    return await asyncio.to_thread(state.services.threads.resolve, given) if given else None
+async def _named_thread(state: AppState, given: str | None, *, may_start: bool = False) -> str | None:
+    """The thread a request names, checked off the event loop (`Threads.named`: a ThreadIdError is a 400)."""
+    return await asyncio.to_thread(state.services.threads.named, given, may_start=may_start)
 
 
 async def ask(request: Request) -> Response:
@@ -65,30 +66,30 @@ async def ask(request: Request) -> Response:
     owner = read_owner(request)
     try:
         question = read_question(form.get("question"))
-        tid = await asyncio.to_thread(state.services.threads.follow, form.get("thread_id"), viewer, owner.token)
+        thread_id = await asyncio.to_thread(state.services.threads.follow, form.get("thread_id"), viewer, owner.token)
     except (QuestionError, ThreadIdError) as exc:
         response = state.error_page(request, failure(exc, request.url.path), full=not request.headers.get("HX-Request"))
         if request.headers.get("HX-Request"):  # shown under the composer, gone with the next question
             response.headers.update({"HX-Retarget": "#ask-error", "HX-Reswap": "innerHTML"})
         return response
-    response = await _asked(request, question, tid, viewer, version, owner.token)
+    response = await _asked(request, question, thread_id, viewer, version, owner.token)
     remember(response, owner, request)
     return response
 
 
-async def _asked(request: Request, question: str, tid: str, viewer: Viewer, version: str | None, owner: str) -> Response:
-    """The page for a question put into thread `tid`: the streaming shell for htmx, else the whole page with its answer."""
+async def _asked(request: Request, question: str, thread_id: str, viewer: Viewer, version: str | None, owner: str) -> Response:
+    """The page for a question put into a thread: the streaming shell for htmx, else the whole page with its answer."""
     state = state_of(request)
     if request.headers.get("HX-Request"):
         turn = uuid.uuid4().hex[:12]
-        url = "/ask/stream?" + urlencode({"question": question, "turn": turn, "thread": tid}
+        url = "/ask/stream?" + urlencode({"question": question, "turn": turn, "thread": thread_id}
                                          | ({"version": version} if version else {}))
         response = state.templates.TemplateResponse(request, "_pending.html", {
-            "tid": turn, "question": question, "stream_url": url, "thread_id": tid})
-        response.headers["HX-Replace-Url"] = "/?" + urlencode({"thread": tid} | ({"version": version} if version else {}))
+            "turn_id": turn, "question": question, "stream_url": url, "thread_id": thread_id})
+        response.headers["HX-Replace-Url"] = "/?" + urlencode({"thread": thread_id} | ({"version": version} if version else {}))
         return response
-    answer, _ = await state.answer_in_thread(question, tid, viewer, version, owner)
-    return await asyncio.to_thread(chat_page, request, tid, viewer, version, answer, question)
+    answer, _ = await state.answer_in_thread(question, thread_id, viewer, version, owner)
+    return await asyncio.to_thread(chat_page, request, thread_id, viewer, version, answer, question)
 
 
 async def ask_stream(request: Request) -> Response:
@@ -101,22 +102,21 @@ async def ask_stream(request: Request) -> Response:
     state = state_of(request)
     context = state.context(request)
     params = request.query_params
-    tid = render.turn_id(params.get("turn"), uuid.uuid4().hex[:12])
+    turn = render.client_turn_id(params.get("turn"), uuid.uuid4().hex[:12])
     asked = str(params.get("question") or "")
-    given = params.get("thread")
-    named = state.services.threads.new_id() if given == "new" else await _named_thread(state, given)
+    named = await _named_thread(state, params.get("thread"), may_start=True)
     owner = read_owner(request, params.get("owner"))
 
     def failed(message: str, retry: bool = True) -> str:
         return state.fragment("_failed.html", context | {
-            "tid": tid, "question": asked, "message": message, "retry": retry, "thread_id": named or ""})
+            "turn_id": turn, "question": asked, "message": message, "retry": retry, "thread_id": named or ""})
 
     async def events() -> AsyncIterator[str]:
         if request.headers.get("last-event-id"):  # a reconnect: the answer was cut off; never replay a question
             yield sse("done", failed("The connection dropped before the answer was complete."), 1)
             return
         try:
-            async for event in _answer_events(state, request, context, tid, named, owner):
+            async for event in _answer_events(state, request, context, turn, named, owner):
                 yield event
         except Exception as exc:
             problem = failure(exc, request.url.path)
@@ -126,8 +126,9 @@ async def ask_stream(request: Request) -> Response:
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
-async def _answer_events(state: AppState, request: Request, context: dict[str, object], tid: str, named: str | None,
+async def _answer_events(state: AppState, request: Request, context: dict[str, object], turn: str, named: str | None,
                          owner: Owner) -> AsyncIterator[str]:
+    """The events of one turn (`turn`: its id on the page) in the thread `named` (None: no thread is kept)."""
     services, params = state.services, request.query_params
     question = read_question(params.get("question"))
     viewer = state.viewer(request)
@@ -145,37 +146,44 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
     version = state.version(params.get("version"))
     async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
         number += 1
-        if event.kind == "retrieved" and event.retrieval is not None:
+        if isinstance(event, Retrieved):
             rset = event.retrieval
             yield sse("retrieved", state.fragment("_looked_at.html", context | {
                 "looked": looked_at(rset, site), "searched": rewritten.question if rewritten.shown else ""}), number)
-        elif event.kind == "claim" and rset is not None and event.claim is not None:
+        elif isinstance(event, Shown) and rset is not None:
             claims += 1
-            claim = render.claim_view(event.claim, rset, site, tid, claims, numbers)
+            claim = render.claim_view(event.claim, rset, site, turn, claims, numbers)
             if claim is not None:
                 yield sse("claim", state.fragment("_claim.html", context | {"claim": claim}), number)
-        elif event.kind == "done" and event.answer is not None:
+        elif isinstance(event, Done):
             services.threads.cache.put(event.answer)
             if thread:
                 await asyncio.to_thread(services.threads.add, thread, event.answer, question, owner.token)
-            yield sse("done", state.fragment("_turn.html", context | {"view": state.view(event.answer, tid, question)}),
+            yield sse("done", state.fragment("_turn.html", context | {"view": state.view(event.answer, turn, question)}),
                       number)
 
 
 async def thread_fragment(request: Request) -> Response:
     """A thread's turns as HTML for this viewer: the widget shows its conversation again after a page change."""
     state = state_of(request)
-    tid = await _named_thread(state, request.query_params.get("thread"))
-    views = await asyncio.to_thread(state.thread_views, tid, state.viewer(request)) if tid else []
+    thread_id = await _named_thread(state, request.query_params.get("thread"))
+    views = await asyncio.to_thread(state.thread_views, thread_id, state.viewer(request)) if thread_id else []
     context = state.context(request)
     return HTMLResponse("".join(state.fragment("_turn.html", context | {"view": v}) for v in views),
                         headers={"Cache-Control": "no-store"})
 
 
+@functools.cache
+def widget_script() -> bytes:
+    """turn.js (shared with the chat page) and widget.js as one script, inside one function so the host page
+    gains no global; the embed stays a single script tag."""
+    static = HERE / "static"
+    return b"(function () {\n" + (static / "turn.js").read_bytes() + (static / "widget.js").read_bytes() + b"})();\n"
+
+
 async def widget(request: Request) -> Response:
     """The embeddable widget at a short, stable address (the docs site's script tag points here)."""
-    return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=300"})
+    return Response(widget_script(), media_type="text/javascript", headers={"Cache-Control": "public, max-age=300"})
 
 
 async def docs(request: Request) -> Response:
@@ -187,7 +195,7 @@ async def docs(request: Request) -> Response:
     page = corpus.page(slug)
     if page is None or not state.viewer(request).may_read(page.access):
         raise HTTPException(404, f"no page at /docs/{slug}")
-    body = render_html(page, link_base=settings_base(corpus.site.base_url))
+    body = render_html(page, link_base=viewer_link_base(corpus.site.base_url))
     return state.page(request, "doc.html", {"page": page, "body": body})
 
 
@@ -198,6 +206,6 @@ async def docs_search(request: Request) -> Response:
     return state.page(request, "search.html", {"query": query, "results": results})
 
 
-def settings_base(base_url: str) -> str:
+def viewer_link_base(base_url: str) -> str:
     """The prefix for links inside the bundled docs viewer: the site's own base URL, or /docs when pages live elsewhere."""
     return base_url if not base_url.startswith(("http://", "https://")) else "/docs"

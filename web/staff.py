@@ -25,14 +25,13 @@ from answer.audit import LogRow
 from answer.errors import AuditError
 from answer.gaps import GapReport, gap_report, parse_since
 from answer.readable import fully_readable, live_hashes, needs_lookup, readable_handles
-from answer.record import AnswerRecord, attempt_json
+from answer.record import STATES, AnswerRecord, attempt_json
 
 from .audit_view import attempts, redact
 from .failures import failure
 from .links import is_site_url, section_path
 from .state import AppState, state_of
 
-STATES = ("answered", "refused", "unverified")
 GAP_DAYS = 30  # the period /gaps covers unless ?since= says otherwise
 SHOWN_IDS = 100  # answers a link from a content gap opens in the audit list (the list shows at most 100)
 # Questions /gaps embeds per request when their vectors were not written with their answers (a log from before

@@ -66,24 +66,24 @@ class AppState:
             return None
         return value.strip() if value.strip() in self.services.corpus.versions else None
 
-    def view(self, answer: Answer, tid: str | None = None, asked: str = "") -> render.TurnView:
-        return render.turn_view(answer, self.services.corpus.site, tid or answer.id, self.settings.unverified_policy,
+    def view(self, answer: Answer, turn_id: str | None = None, asked: str = "") -> render.TurnView:
+        return render.turn_view(answer, self.services.corpus.site, turn_id or answer.id, self.settings.unverified_policy,
                                 asked=asked)
 
-    async def answer_in_thread(self, question: str, tid: str, viewer: Viewer, version: str | None,
+    async def answer_in_thread(self, question: str, thread_id: str, viewer: Viewer, version: str | None,
                                owner: str) -> tuple[Answer, Rewrite]:
         """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
-        rewritten = await asyncio.to_thread(services.rewrite, question, tid, viewer)
+        rewritten = await asyncio.to_thread(services.rewrite, question, thread_id, viewer)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
-        await asyncio.to_thread(services.threads.add, tid, answer, question, owner)
+        await asyncio.to_thread(services.threads.add, thread_id, answer, question, owner)
         return answer, rewritten
 
-    def thread_views(self, tid: str, viewer: Viewer) -> list[render.TurnView]:
+    def thread_views(self, thread_id: str, viewer: Viewer) -> list[render.TurnView]:
         """The thread's turns as this viewer may see them (rebuilt for their groups, or withheld)."""
         return [self.view(t.answer, None, t.asked) if t.answer is not None
                 else render.withheld_view(t.answer_id, t.asked, stale=t.stale)
-                for t in self.services.threads.turns(tid, viewer)]
+                for t in self.services.threads.turns(thread_id, viewer)]
 
 
 def state_of(request: Request) -> AppState:

@@ -110,48 +110,59 @@ class Threads:
             return value  # minted, unsigned, by the previous version: it opens, but it is owned by nobody
         raise refused(value)
 
+    def named(self, given: object, *, may_start: bool = False) -> str | None:
+        """The thread a request names, checked: None when it names none; with `may_start`, "new" starts one.
+
+        The one reading of a client's thread parameter, for pages, the stream and the API alike; any id this
+        server did not mint raises ThreadIdError (a 400).
+        """
+        if given is None or given == "":
+            return None
+        if may_start and given == "new":
+            return self.new_id()
+        return self.resolve(given)
+
     def follow(self, given: object, viewer: Viewer, owner: str) -> str:
         """The thread a new turn goes to: a new one when none is named, else the named one (checked) or its fork."""
-        if given is None or given == "":
-            return self.new_id()
-        return self.fork(self.resolve(given), viewer, owner)
+        thread_id = self.named(given)
+        return self.new_id() if thread_id is None else self.fork(thread_id, viewer, owner)
 
     def _log(self) -> AnswerLog | None:
         """The answer log, or None when there is none or it is damaged (reported once, by the log itself)."""
         audit = self._audit()
         return None if audit is None or audit.damaged else audit
 
-    def rows(self, tid: str) -> list[TurnRow]:
+    def rows(self, thread_id: str) -> list[TurnRow]:
         audit = self._log()
         if audit is not None:
             try:
-                return audit.thread(tid)[-MAX_TURNS:]
+                return audit.thread(thread_id)[-MAX_TURNS:]
             except AuditDamagedError:
                 pass  # found damaged just now: threads carry on in memory
             except AuditError as exc:  # an unreadable log costs the thread, never the answer
-                log.error("could not read thread %s: %s", tid, exc)
+                log.error("could not read thread %s: %s", thread_id, exc)
                 return []
         with self._lock:
-            return list(self._memory.get(tid, []))[-MAX_TURNS:]
+            return list(self._memory.get(thread_id, []))[-MAX_TURNS:]
 
-    def add(self, tid: str, answer: Answer, asked: str, owner: str) -> None:
+    def add(self, thread_id: str, answer: Answer, asked: str, owner: str) -> None:
         """Append a finished answer to a thread, as a turn of the browser holding the owner token."""
         self.cache.put(answer)
         groups, mine = answer.retrieval.viewer.groups, owner_hash(owner)
         audit = self._log()
         if audit is not None:
             try:
-                audit.add_turn(tid, answer.id, asked, answer.question, groups, mine)
+                audit.add_turn(thread_id, answer.id, asked, answer.question, groups, mine)
                 return
             except AuditDamagedError:
                 pass  # found damaged just now: the turn is kept in memory instead
             except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
-                log.exception("could not add answer %s to thread %s", answer.id, tid)
+                log.exception("could not add answer %s to thread %s", answer.id, thread_id)
                 return
         with self._lock:
-            self._memory.setdefault(tid, []).append(TurnRow(answer.id, asked, answer.question, groups, mine))
+            self._memory.setdefault(thread_id, []).append(TurnRow(answer.id, asked, answer.question, groups, mine))
 
-    def fork(self, tid: str, viewer: Viewer, owner: str) -> str:
+    def fork(self, thread_id: str, viewer: Viewer, owner: str) -> str:
         """The thread a follow-up goes to: the same one when this owner asked all of it with these groups, else a copy.
 
         The copy holds the turns the viewer may see and belongs to them. A thread
@@ -160,20 +171,20 @@ class Threads:
         follow-up starts a new thread (so one thread id cannot grow the log
         without bound, and every turn of a thread stays one a reader is shown).
         """
-        rows, mine = self.rows(tid), owner_hash(owner)
+        rows, mine = self.rows(thread_id), owner_hash(owner)
         if len(rows) >= MAX_TURNS:
             return self.new_id()
         if not rows or all(r.owner == mine and r.groups == viewer.groups for r in rows):
-            return tid
+            return thread_id
         copy = self.new_id()
-        for turn in self.turns(tid, viewer):
+        for turn in self.turns(thread_id, viewer):
             if turn.answer is not None:
                 self.add(copy, turn.answer, turn.asked, owner)
         return copy
 
-    def turns(self, tid: str, viewer: Viewer) -> list[ThreadTurn]:
+    def turns(self, thread_id: str, viewer: Viewer) -> list[ThreadTurn]:
         """The thread as `viewer` may see it: each answer rebuilt for their groups from the live index, or withheld."""
-        rows = self.rows(tid)
+        rows = self.rows(thread_id)
         records = {row.answer_id: self._record(row.answer_id) for row in rows}
         ids = sorted({r.id for record in records.values() if record is not None for r in record.retrieved if r.id})
         live = self._store().chunks(groups=sorted(viewer.groups), ids=ids) if ids else []
@@ -185,9 +196,9 @@ class Threads:
             out.append(ThreadTurn(row.answer_id, row.asked, row.question, answer, stale))
         return out
 
-    def history(self, tid: str, viewer: Viewer) -> list[Turn]:
+    def history(self, thread_id: str, viewer: Viewer) -> list[Turn]:
         """The earlier questions a follow-up may borrow from: only turns this viewer may see."""
-        return [Turn(t.asked, t.question) for t in self.turns(tid, viewer) if t.answer is not None]
+        return [Turn(t.asked, t.question) for t in self.turns(thread_id, viewer) if t.answer is not None]
 
     def _record(self, answer_id: str) -> AnswerRecord | None:
         """What was answered, from the log, else from memory (no log, or its write failed): never shown as is."""

@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from answer.normalize import normalize
-from answer.pipeline import Answer, Answerer
+from answer.pipeline import Answer, Answerer, Done, Shown
 from answer.support import DeterministicChecker
+from ingest.normalize import normalize
 from retrieval.viewer import Viewer
 
 
@@ -59,9 +59,10 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
         viewer = Viewer.of(q.get("groups") or [])
         started, first, answer = time.perf_counter(), None, None
         for event in answerer.events(q["question"], viewer, version=q.get("version") or None):  # the version browsed
-            if event.kind == "claim" and first is None:
+            if isinstance(event, Shown) and first is None:
                 first = time.perf_counter() - started
-            answer = event.answer or answer
+            if isinstance(event, Done):
+                answer = event.answer
         assert answer is not None
         seconds = time.perf_counter() - started
         retrieved = [h.chunk.id for h in answer.retrieval.hits]

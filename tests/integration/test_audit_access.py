@@ -21,11 +21,11 @@ import pytest
 
 from answer.audit import SQLiteAuditLog
 from answer.draft import parse_draft
-from answer.generate import sentences
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC
 from retrieval.services import open_retriever
 from tests.conftest import CONTENT
+from tests.fakes import sentences
 from web.app import create_app
 from web.settings import Settings
 

@@ -31,13 +31,13 @@ import pytest
 from markupsafe import escape
 
 from answer.audit import SQLiteAuditLog
-from answer.generate import sentences
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC, Chunk, Page
 from retrieval.services import open_retriever
 from retrieval.viewer import Viewer
 from tests.conftest import CONTENT, REPO
+from tests.fakes import sentences
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
 from web.questions import read_question

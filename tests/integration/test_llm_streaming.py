@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from answer.llm import LiteLLMGenerator
-from answer.pipeline import Answerer
+from answer.pipeline import Answerer, Done, Retrieved, Shown
 from retrieval.services import open_retriever
 from tests.conftest import CONTENT
 from tests.fakes import LIMITS, REFUNDS
@@ -48,17 +48,18 @@ def test_the_first_verified_claim_is_on_the_page_before_the_model_finishes():
     go_on = threading.Event()
     with ScriptedLLM(Reply(text, hold=go_on, hold_after=f'"claim": "{REFUND_QUOTE}"}}')).running() as server:
         events = answerer(server).events(QUESTION, ANON)
-        assert next(events).kind == "retrieved"
+        assert isinstance(next(events), Retrieved)
         early = next(events)
-        assert early.kind == "claim" and early.claim is not None
+        assert isinstance(early, Shown)
         assert [c.quote for c in early.claim.citations] == [REFUND_QUOTE]
         assert not go_on.is_set()  # the server is still holding the rest of the reply
         go_on.set()
         rest = list(events)
-        answer = rest[-1].answer
-        assert answer is not None and answer.state == "answered"
+        done = rest[-1]
+        assert isinstance(done, Done) and done.answer.state == "answered"
+        answer = done.answer
         assert answer.claims[0] == early.claim  # what was shown first stays first, unchanged
-        assert [e.claim for e in rest if e.kind == "claim"] == list(answer.claims[1:])  # the rest follow, none twice
+        assert [e.claim for e in rest if isinstance(e, Shown)] == list(answer.claims[1:])  # the rest follow, none twice
         assert answer.timings["first_claim"] < answer.timings["generate_1"]
 
 
@@ -68,13 +69,15 @@ def test_a_claim_that_fails_verification_is_never_streamed():
     go_on = threading.Event()
     with ScriptedLLM(Reply(text, hold=go_on, hold_after='"Refunds last 90 days."}'), REFUND_QUOTE).running() as server:
         events = answerer(server).events(QUESTION, ANON)
-        assert next(events).kind == "retrieved"
+        assert isinstance(next(events), Retrieved)
         go_on_later = threading.Timer(0.5, go_on.set)  # if a bad claim were streamed it would arrive before this
         go_on_later.start()
         following = next(events)
         assert go_on.is_set()  # nothing came while the server held the reply after the paraphrased quote
-        assert following.kind == "claim" and [c.quote for c in following.claim.citations] == [REFUND_QUOTE]
-        answer = list(events)[-1].answer
+        assert isinstance(following, Shown) and [c.quote for c in following.claim.citations] == [REFUND_QUOTE]
+        done = list(events)[-1]
+        assert isinstance(done, Done)
+        answer = done.answer
         assert "Refunds last 90 days." not in [c.text for c in answer.claims]
         assert answer.degraded  # the rejected quote is counted, as without streaming
 
@@ -95,8 +98,10 @@ def test_a_retry_adds_claims_after_those_already_shown_and_never_repeats_them():
     retry = reply(("c1", REFUND_QUOTE, REFUND_QUOTE), ("c1", PRO_RATA, PRO_RATA))
     with ScriptedLLM(first, retry).running() as server:
         events = list(answerer(server).events(QUESTION, ANON))
-        streamed = [e.claim for e in events if e.kind == "claim"]
-        answer = events[-1].answer
+        streamed = [e.claim for e in events if isinstance(e, Shown)]
+        done = events[-1]
+        assert isinstance(done, Done)
+        answer = done.answer
         assert len(server.requests) == 2
         assert [c.text for c in streamed] == [REFUND_QUOTE, PRO_RATA] == [c.text for c in answer.claims]
         assert [a.used for a in answer.attempts] == [True, True]  # both drafts gave a claim that is shown

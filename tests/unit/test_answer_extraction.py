@@ -69,7 +69,7 @@ def test_the_interrogative_and_contractions_are_not_the_focus():
 
 
 def test_irregular_past_forms_meet_their_verb_and_a_light_verb_is_not_the_focus():
-    from answer.support import key_terms
+    from ingest.text import key_terms
 
     question = analyze("How many times could a delivery be resent by hand from the dashboard?")
     assert question.focus & key_terms("Retry it manually from the dashboard with Resend.") >= {"resend", "dashboard"}

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answer.draft import Draft, DraftClaim, Quote, parse_draft
-from answer.normalize import find_quote, normalize_quote
 from answer.support import UNSUPPORTED, DeterministicChecker
 from answer.verify import MIN_QUOTE_CHARS, verify
+from ingest.normalize import find_quote, normalize_quote
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUNDS, make_chunk

@@ -137,32 +137,8 @@
     composer().requestSubmit();
   });
 
-  // Feedback: thumbs up is sent at once; thumbs down asks for an optional reason first.
-  function sendFeedback(box, rating, reason) {
-    var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
-    return fetch("/api/answers/" + encodeURIComponent(id) + "/feedback", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rating: rating, reason: reason || "" })
-    }).then(function (r) {
-      if (!r.ok) throw new Error(String(r.status));
-      box.classList.add("sent"); status.textContent = "Thanks, your feedback was sent.";
-      box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
-    }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
-  }
-  document.addEventListener("click", function (e) {
-    var rate = e.target.closest && e.target.closest(".feedback .rate");
-    if (!rate) return;
-    var box = rate.closest(".feedback"), rating = rate.getAttribute("data-rating");
-    box.querySelectorAll(".rate").forEach(function (b) { b.setAttribute("aria-pressed", String(b === rate)); });
-    if (rating === "up") { sendFeedback(box, "up", ""); return; }
-    var form = box.querySelector(".feedback-reason");
-    form.hidden = false; form.querySelector("input").focus();
-  });
-  document.addEventListener("submit", function (e) {
-    var form = e.target.closest && e.target.closest(".feedback-reason");
-    if (!form) return;
-    e.preventDefault();
-    sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
-  });
+  // Feedback (turn.js, shared with the widget): same-origin, with the visitor's cookies.
+  DocsChatTurn.feedback(document, "", "same-origin");
 
   // Copy the answer (Markdown with quotes and links, rendered by the server) and code blocks.
   function copied(button, text) {

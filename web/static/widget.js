@@ -1,4 +1,5 @@
-// "Ask the docs" for any docs site: one <script src=".../static/widget.js" data-…> tag, no build step, no framework.
+// "Ask the docs" for any docs site: one <script src=".../widget.js" data-…> tag, no build step, no framework.
+// /widget.js serves turn.js (what a finished turn does, shared with the chat page) in front of this file.
 // Everything lives in a shadow root, so the host page's styles and ours never meet. The answer HTML comes from
 // this server's own templates (escaped there, like the chat page); visitor text is only ever set as textContent.
 (function () {
@@ -153,36 +154,12 @@
     });
     return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) { return known[path] ? "](" + known[path] + ")" : link; });
   }
-  // Feedback and copy, as on the chat page: JSON to this server (CORS, no cookies).
-  function sendFeedback(box, rating, reason) {
-    var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
-    return fetch(server + "/api/answers/" + encodeURIComponent(id) + "/feedback", {
-      method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ rating: rating, reason: reason || "" })
-    }).then(function (r) {
-      if (!r.ok) throw new Error(String(r.status));
-      status.textContent = "Thanks, your feedback was sent.";
-      box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
-    }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
-  }
+  // Feedback as on the chat page (turn.js, served in front of this file): JSON to this server (CORS, no cookies).
+  DocsChatTurn.feedback(root, server, "omit");
   root.addEventListener("click", function (e) {
-    var rate = e.target.closest(".feedback .rate");
-    if (rate) {
-      var box = rate.closest(".feedback");
-      box.querySelectorAll(".rate").forEach(function (b) { b.setAttribute("aria-pressed", String(b === rate)); });
-      if (rate.getAttribute("data-rating") === "up") sendFeedback(box, "up", "");
-      else { var f = box.querySelector(".feedback-reason"); f.hidden = false; f.querySelector("input").focus(); }
-      return;
-    }
     var copy = e.target.closest(".copy-answer");
     if (copy && navigator.clipboard) navigator.clipboard.writeText(absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn")))
       .then(function () { copy.textContent = "Copied"; });
-  });
-  root.addEventListener("submit", function (e) {
-    var form = e.target.closest(".feedback-reason");
-    if (!form) return;
-    e.preventDefault();
-    sendFeedback(form.closest(".feedback"), "down", form.querySelector("input").value).then(function () { form.hidden = true; });
   });
   root.addEventListener("mouseover", function (e) { var c = e.target.closest(".cite"); if (c) c.classList.remove("closed"); });
 

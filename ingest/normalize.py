@@ -1,5 +1,9 @@
 """Normalization for the verbatim-quote check, keeping a map back to the original text.
 
+It lives beside `text.py` because the key terms a claim is checked on are read
+from normalized text too: one fold, so a quote and its key terms agree on
+every character.
+
 A quote counts as verbatim when it is a substring of the chunk after both are
 normalized the same way: Unicode NFKC, case folded, typographic quotes and
 dashes made plain, Markdown markup (`*`, backticks, link syntax) removed and
@@ -24,7 +28,10 @@ _TRANSLATE = str.maketrans(
         "\u2026": "...",
     }
 )
-_DROP = frozenset("*`")
+# Markdown markup normalization drops: a quote may leave it out, and a match never starts or ends on it.
+MARKUP = "`*"
+_DROP = frozenset(MARKUP)
+_NO_MARKUP = str.maketrans("", "", MARKUP)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
@@ -64,7 +71,7 @@ def normalize(text: str) -> Normalized:
     return Normalized("".join(chars), tuple(origin))
 
 
-_PLAIN = re.compile(r"[\x21-\x29\x2b-\x5f\x61-\x7e]+")  # printable ASCII except space, * and `
+_PLAIN = re.compile(r"[\x21-\x29\x2b-\x5f\x61-\x7e]+")  # printable ASCII except space and MARKUP
 
 
 def _fold_into(text: str, start: int, end: int, chars: list[str], origin: list[int], pending_space: bool) -> bool:
@@ -104,6 +111,11 @@ def _fold(char: str) -> tuple[str, ...]:
     if len(_FOLDED) < 20_000:  # bounded: distinct code points seen, not texts
         _FOLDED[char] = folded
     return folded
+
+
+def without_markup(text: str) -> str:
+    """The text with its MARKUP characters removed: what a quote's length is measured on."""
+    return text.translate(_NO_MARKUP)
 
 
 def normalize_quote(quote: str) -> str:
