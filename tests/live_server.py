@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -47,16 +48,29 @@ def link_models(data: Path, model_dir: Path) -> None:
 @contextmanager
 def web_server(env: dict[str, str], log: Path, *, startup: float = 180.0, args: tuple[str, ...] = ()) -> Iterator[str]:
     """`python -m web --ingest` until the block ends; yields its base URL once /readyz passes."""
-    url = f"http://127.0.0.1:{env['PORT']}"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "web", "--ingest", *args], env=env, cwd=log.parent,
-                                   stdout=out, stderr=subprocess.STDOUT)
-        with supervised(process, lambda: _healthy(url), startup=startup, what=f"python -m web (see {log})",
-                        stop_timeout=20, poll=0.2):
+        process = launch_web(env, out, args=args)
+        with supervised_web(process, env, log, startup=startup) as url:
             yield url
 
 
-def _healthy(url: str) -> bool:
+def launch_web(env: dict[str, str], out: IO[bytes], *, args: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+    """Start `python -m web --ingest` without waiting for it (replicas racing each other start this way)."""
+    return subprocess.Popen([sys.executable, "-m", "web", "--ingest", *args], env=env, cwd=Path(out.name).parent,
+                            stdout=out, stderr=subprocess.STDOUT)
+
+
+@contextmanager
+def supervised_web(process: subprocess.Popen[bytes], env: dict[str, str], log: Path, *,
+                   startup: float = 180.0) -> Iterator[str]:
+    """Wait until a launched server's /readyz passes; stop it when the block ends. Yields its base URL."""
+    url = f"http://127.0.0.1:{env['PORT']}"
+    with supervised(process, lambda: ready(url), startup=startup, what=f"python -m web (see {log})",
+                    stop_timeout=20, poll=0.2):
+        yield url
+
+
+def ready(url: str) -> bool:
     try:
         return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:

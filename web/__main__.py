@@ -33,6 +33,7 @@ import os
 import signal
 import sqlite3
 import sys
+import threading
 from types import FrameType
 
 import uvicorn
@@ -74,6 +75,28 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     that started the local LLM child, the hand-off listener and the index lock close on the way out. Python's
     default would end the process on the spot, leaving the child running. Uvicorn has its own while it serves."""
     raise SystemExit(128 + signum)
+
+
+def _drained(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM once uvicorn has served: uvicorn drains (no new connections, answers in flight finish within
+    SHUTDOWN_TIMEOUT) and then replays the signal to the handler it found. By then the stop is done: exit cleanly."""
+
+
+def _exit_within(seconds: float, code: int) -> None:
+    """End the process `seconds` from now if it has not ended by itself.
+
+    Past SHUTDOWN_TIMEOUT uvicorn cancels the answers still streaming, but an answer's worker thread blocked on a
+    model's reply cannot be cancelled, and the interpreter joins every worker thread before it exits: the process
+    would outlive its shutdown timeout by up to LLM_TIMEOUT. Those answers are abandoned instead (each record is
+    one transaction: written whole or not at all)."""
+    def end() -> None:
+        log.warning("answers still running after the shutdown timeout were abandoned")
+        logging.shutdown()
+        os._exit(code)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +147,7 @@ def serve(settings: Settings, ingest: bool, workers: int) -> int:
                 return 2
             log.info("index holds %d chunks; serving on http://%s:%d with %d worker(s); `make ingest` hands its runs "
                      "to this server (%s)", chunks, settings.host, settings.port, workers, listener.path)
+            signal.signal(signal.SIGTERM, _drained)
             if workers > 1:
                 # The cores are shared: each worker's model gets its share of threads instead of all of them.
                 os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
@@ -154,4 +178,6 @@ def _set_aside_damaged_log(settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    _exit_within(5.0, status)
+    sys.exit(status)

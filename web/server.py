@@ -69,5 +69,8 @@ class DeadlineHTTPProtocol(HttpToolsProtocol):
 
 
 def server_options(settings: Settings) -> dict[str, Any]:
-    """Keyword arguments for `uvicorn.run` / `uvicorn.Config`: the protocol with the header deadline (picklable, for workers)."""
-    return {"http": functools.partial(DeadlineHTTPProtocol, header_timeout=settings.read_timeout)}
+    """Keyword arguments for `uvicorn.run` / `uvicorn.Config`: the protocol with the header deadline (picklable, for
+    workers), and how long a SIGTERM waits for answers in flight (uvicorn stops accepting at once, then lets the
+    open responses, answer streams included, finish; past the timeout it cancels them)."""
+    return {"http": functools.partial(DeadlineHTTPProtocol, header_timeout=settings.read_timeout),
+            "timeout_graceful_shutdown": settings.shutdown_timeout}

@@ -28,6 +28,8 @@ class Settings(AnswerSettings):
     read_timeout: float = 10.0  # seconds a client has to send its request headers, and then its body
     metrics_token: str = field(default="", repr=False)  # METRICS_TOKEN: the bearer token a scraper sends to /metrics
     log_format: str = "text"  # LOG_FORMAT: "text" for a terminal, "json" (one object per line) for a log collector
+    # SHUTDOWN_TIMEOUT: seconds a stopping server (SIGTERM) lets answers in flight finish, new connections refused
+    shutdown_timeout: float = 60.0
 
     @classmethod
     def read_env(cls, env: dict[str, str]) -> dict[str, Any]:
@@ -49,6 +51,7 @@ class Settings(AnswerSettings):
             "rate_limit": parse_rate(env.get("RATE_LIMIT", "").strip() or DEFAULT_RATE_LIMIT),
             "trusted_proxy_header": env.get("TRUSTED_PROXY_HEADER", "").strip(),
             "read_timeout": read_timeout(env.get("READ_TIMEOUT", "").strip() or "10"),
+            "shutdown_timeout": seconds_between("SHUTDOWN_TIMEOUT", env.get("SHUTDOWN_TIMEOUT", "").strip() or "60"),
             "metrics_token": env.get("METRICS_TOKEN", "").strip(),
             "log_format": log_format(env.get("LOG_FORMAT", "").strip().lower() or "text"),
         }
@@ -56,12 +59,17 @@ class Settings(AnswerSettings):
 
 def read_timeout(value: str) -> float:
     """READ_TIMEOUT in seconds, a positive number."""
+    return seconds_between("READ_TIMEOUT", value)
+
+
+def seconds_between(name: str, value: str, limit: float = 3600) -> float:
+    """A setting in seconds: a positive number up to `limit`."""
     try:
         seconds = float(value)
     except ValueError:
         seconds = 0.0
-    if not 0 < seconds <= 3600:
-        raise ValueError(f"READ_TIMEOUT must be a number of seconds between 0 and 3600, got {value!r}")
+    if not 0 < seconds <= limit:
+        raise ValueError(f"{name} must be a number of seconds between 0 and {limit:g}, got {value!r}")
     return seconds
 
 

@@ -13,8 +13,6 @@ seconds, and no request fails meanwhile.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -25,8 +23,7 @@ import pytest
 
 from retrieval.store import ChromaStore
 from tests.chroma_server import chroma_server, write_site
-from tests.live_server import cli_ingest, environment, link_models
-from tests.processes import supervised
+from tests.live_server import cli_ingest, environment, launch_web, link_models, supervised_web
 
 pytestmark = pytest.mark.integration
 
@@ -44,27 +41,11 @@ Ferrydeck pauses deliveries to an endpoint during its quiet hours, which default
 NEW_QUESTION = "What are quiet hours for an endpoint?"
 
 
-def _ready(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
 def start_replicas(stack: ExitStack, envs: list[dict[str, str]], logs: list[Path]) -> list[str]:
     """Start every replica before waiting for any: they race for the empty index as a rollout's pods do."""
-    processes = []
-    for env, log in zip(envs, logs, strict=True):
-        out = stack.enter_context(log.open("wb"))
-        processes.append(subprocess.Popen([sys.executable, "-m", "web", "--ingest"], env=env, cwd=log.parent,
-                                          stdout=out, stderr=subprocess.STDOUT))
-    urls = []
-    for process, env, log in zip(processes, envs, logs, strict=True):
-        url = f"http://127.0.0.1:{env['PORT']}"
-        stack.enter_context(supervised(process, lambda url=url: _ready(url), startup=300, what=f"replica (see {log})",
-                                       stop_timeout=20, poll=0.2))
-        urls.append(url)
-    return urls
+    processes = [launch_web(env, stack.enter_context(log.open("wb"))) for env, log in zip(envs, logs, strict=True)]
+    return [stack.enter_context(supervised_web(process, env, log, startup=300))
+            for process, env, log in zip(processes, envs, logs, strict=True)]
 
 
 def embedded(log: Path) -> int:

@@ -23,7 +23,7 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
         "llm_quoting", "database_url"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
-        "trusted_proxy_header", "read_timeout", "metrics_token", "log_format"}
+        "trusted_proxy_header", "read_timeout", "metrics_token", "log_format", "shutdown_timeout"}
 
 
 def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
@@ -37,6 +37,10 @@ def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
     assert (settings.port, settings.staff_group, settings.audit_path) == (9001, "ops", tmp_path / "d" / "answers.sqlite3")
     assert settings.database_url == "postgresql://answers@db:5432/answers"
     assert Settings.from_env({}, dotenv=False).llm_citations is None  # unset: by the model's provider
+    assert Settings.from_env({}, dotenv=False).shutdown_timeout == 60
+    assert Settings.from_env({"SHUTDOWN_TIMEOUT": "5"}, dotenv=False).shutdown_timeout == 5
+    with pytest.raises(ValueError, match="SHUTDOWN_TIMEOUT must be a number of seconds between 0 and 3600, got 'soon'"):
+        Settings.from_env({"SHUTDOWN_TIMEOUT": "soon"}, dotenv=False)
 
 
 def test_a_local_model_waits_longer_by_default_and_its_numbers_are_checked() -> None:
