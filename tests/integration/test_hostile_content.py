@@ -74,7 +74,7 @@ SCRIPT_SENTENCE = "Entities such as <script>alert('entity')</script> and javascr
 _PASSAGE = re.compile(r'<passage handle="(c\d+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
 _BAD_SCHEME = re.compile(r"^(javascript|vbscript|data):", re.IGNORECASE)
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "sse-connect", "hx-get", "hx-post", "poster"}
-TEMPLATE_SCRIPTS = {"/static/htmx-2.0.11.min.js", "/static/htmx-ext-sse-2.2.4.min.js", "/static/app.js"}
+TEMPLATE_SCRIPTS = {"/static/htmx-2.0.11.min.js", "/static/htmx-ext-sse-2.2.4.min.js", "/static/turn.js", "/static/app.js"}
 TEMPLATE_HX_ON = {"if (event.detail.successful) this.reset()"}
 
 
