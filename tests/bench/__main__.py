@@ -231,6 +231,23 @@ def bench_workers(work: Path, site: Path, requests: int, concurrency: int) -> di
     return run_workers(work=work, content_dir=site, workers=(1, 2, 4), requests=requests, concurrency=concurrency)
 
 
+def bench_replicas(work: Path, site: Path, model_dir: Path, requests: int, concurrency: int) -> dict[str, Any]:
+    """One and two replicas over one Chroma server and a throwaway PostgreSQL cluster (Debian's postgresql)."""
+    from tests.postgres import PostgresCluster, binaries
+
+    from .replicas import run_replicas
+
+    found = binaries()
+    if found is None:
+        return {"error": "PostgreSQL's initdb and pg_ctl were not found (apt-get install postgresql)"}
+    cluster = PostgresCluster(found).start()
+    try:
+        return run_replicas(work=work, content_dir=site, model_dir=model_dir, database_url=cluster.database(),
+                            requests=requests, concurrency=concurrency)
+    finally:
+        cluster.stop()
+
+
 def print_table(report: dict[str, Any]) -> None:
     def rows(prefix: str, value: Any) -> list[tuple[str, str]]:
         if isinstance(value, dict):
@@ -254,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", default=str(REPO / "bench-results" / "bench.json"))
     parser.add_argument("--gap-answers", type=int, default=10_000, help="answers in the content-gap report's log")
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,workers,publish,baseline,answer_log,gaps")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: scale,server,workers,replicas,publish,baseline,answer_log,gaps")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.large else [])
@@ -286,6 +303,11 @@ def main(argv: list[str] | None = None) -> int:
             report["server"] = bench_server(work, site, args.requests, args.concurrency)
         if "workers" not in skip:
             report["workers"] = bench_workers(work, site, args.requests, args.concurrency)
+        if "replicas" not in skip:
+            from retrieval.models import provision_default_model
+
+            report["replicas"] = bench_replicas(work, site, provision_default_model(Settings().models_dir),
+                                                args.requests, args.concurrency)
         if "publish" not in skip:
             from retrieval.models import provision_default_model
 
