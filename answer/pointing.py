@@ -99,9 +99,9 @@ def point_schema(refs: Sequence[str]) -> dict[str, Any]:
 
 
 SYSTEM_PROMPT = """You answer a question about a product's documentation using ONLY the passages in <passage> tags.
-Each sentence of a passage starts with its id in brackets: [c<passage>.<sentence>].
+Each sentence of a passage starts with its id in brackets, such as [c1.2].
 
-Reply with one JSON object: {"claims": [{"sentences": ["<id>"], "claim": "<what those sentences say>"}], "refused": false}
+Reply with one JSON object: {"claims": [{"sentences": ["c1.2"], "claim": "..."}], "refused": false}
 1. The first claim is the direct answer to the question. Add at most two supporting claims after it.
 2. "sentences" lists the ids of the sentences that state the claim. Write the ids first, then the claim; a claim says only what its sentences say. For a how-to question, cite the sentence that gives the command or code.
 3. Use only ids shown in the passages.
