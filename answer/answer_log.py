@@ -13,6 +13,7 @@ The rows it returns and the limits it applies are the same for both, so they liv
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Protocol, runtime_checkable
 
 from .pipeline import Answer
 from .ratelimit import Limiter
-from .record import AnswerRecord, State
+from .record import AnswerRecord, State, from_json
 
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
@@ -162,6 +163,15 @@ def gap_vector(index: GapIndex | None, answer_id: str, question: str) -> tuple[s
     except Exception:
         log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
         return None
+
+
+def gap_rows_of(answers: Sequence[tuple[str, str]], reasons: Sequence[tuple[str, str]]) -> list[GapRow]:
+    """The gap report's rows from (answer id, stored record JSON) and each thumbs-down's (answer id, reason)."""
+    given: dict[str, list[str]] = {}
+    for answer_id, reason in reasons:
+        given.setdefault(answer_id, []).append(reason)
+    return [GapRow(from_json(json.loads(record)), len(given.get(i, ())), tuple(r for r in given.get(i, ()) if r))
+            for i, record in answers]
 
 
 def check_rating(rating: str) -> None:

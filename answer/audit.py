@@ -47,6 +47,7 @@ from .answer_log import (
     Rating,
     TurnRow,
     check_rating,
+    gap_rows_of,
     gap_vector,
     like_pattern,
 )
@@ -331,11 +332,7 @@ class SQLiteAuditLog:
             down = connection.execute(
                 "SELECT f.answer_id, f.reason FROM feedback f JOIN answers a ON a.id = f.answer_id"
                 " WHERE f.rating = 'down' AND a.created >= ? ORDER BY f.rowid", (since,)).fetchall()
-        reasons: dict[str, list[str]] = {}
-        for answer_id, reason in down:
-            reasons.setdefault(answer_id, []).append(reason)
-        return [GapRow(from_json(json.loads(record)), len(reasons.get(i, ())), tuple(r for r in reasons.get(i, ()) if r))
-                for i, record in rows]
+        return gap_rows_of(rows, down)
 
     def question_vectors(self, model: str, ids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         """answer id → (hash of the text embedded, float32 vector bytes) cached for `model`, for those it holds."""

@@ -39,6 +39,7 @@ from .answer_log import (
     Rating,
     TurnRow,
     check_rating,
+    gap_rows_of,
     gap_vector,
     like_pattern,
 )
@@ -202,11 +203,7 @@ class PostgresAnswerLog:
             down = connection.execute(
                 "SELECT f.answer_id, f.reason FROM feedback f JOIN answers a ON a.id = f.answer_id"
                 " WHERE f.rating = 'down' AND a.created >= %s ORDER BY f.id", (since,)).fetchall()
-        reasons: dict[str, list[str]] = {}
-        for answer_id, reason in down:
-            reasons.setdefault(answer_id, []).append(reason)
-        return [GapRow(from_json(json.loads(record)), len(reasons.get(i, ())), tuple(r for r in reasons.get(i, ()) if r))
-                for i, record in rows]
+        return gap_rows_of(rows, down)
 
     def question_vectors(self, model: str, ids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         if not ids:

@@ -41,11 +41,19 @@ Ferrydeck pauses deliveries to an endpoint during its quiet hours, which default
 NEW_QUESTION = "What are quiet hours for an endpoint?"
 
 
-def start_replicas(stack: ExitStack, envs: list[dict[str, str]], logs: list[Path]) -> list[str]:
-    """Start every replica before waiting for any: they race for the empty index as a rollout's pods do."""
+def start_replicas(stack: ExitStack, count: int, site: Path, chroma_url: str, model_dir: Path,
+                   tmp_path: Path) -> tuple[list[str], list[Path]]:
+    """Start `count` replicas, each with a DATA_DIR of its own, before waiting for any: they race for the empty
+    index as a rollout's pods do. Their URLs and logs."""
+    envs, logs = [], []
+    for n in range(count):
+        data = tmp_path / f"replica-{n}"
+        link_models(data, model_dir)
+        envs.append(environment(site, data, chroma_url=chroma_url))
+        logs.append(tmp_path / f"replica-{n}.log")
     processes = [launch_web(env, stack.enter_context(log.open("wb"))) for env, log in zip(envs, logs, strict=True)]
     return [stack.enter_context(supervised_web(process, env, log, startup=300))
-            for process, env, log in zip(processes, envs, logs, strict=True)]
+            for process, env, log in zip(processes, envs, logs, strict=True)], logs
 
 
 def embedded(log: Path) -> int:
@@ -64,13 +72,7 @@ def ask(url: str, question: str) -> dict:
 def test_three_replicas_started_at_once_build_the_index_once_and_all_serve_it(tmp_path, model_dir):
     site = write_site(tmp_path / "site")
     with chroma_server(tmp_path / "chroma") as chroma_url, ExitStack() as stack:
-        envs, logs = [], []
-        for n in range(3):
-            data = tmp_path / f"replica-{n}"
-            link_models(data, model_dir)
-            envs.append(environment(site, data, chroma_url=chroma_url))
-            logs.append(tmp_path / f"replica-{n}.log")
-        urls = start_replicas(stack, envs, logs)
+        urls, logs = start_replicas(stack, 3, site, chroma_url, model_dir, tmp_path)
 
         counts = sorted(embedded(log) for log in logs)
         assert counts[0] == counts[1] == 0 and counts[2] > 0  # one built the index; two found it built
@@ -87,13 +89,7 @@ def test_three_replicas_started_at_once_build_the_index_once_and_all_serve_it(tm
 def test_an_ingest_from_a_machine_without_a_server_is_served_by_every_replica_with_no_failed_request(tmp_path, model_dir):
     site = write_site(tmp_path / "site")
     with chroma_server(tmp_path / "chroma") as chroma_url, ExitStack() as stack:
-        envs, logs = [], []
-        for n in range(2):
-            data = tmp_path / f"replica-{n}"
-            link_models(data, model_dir)
-            envs.append(environment(site, data, chroma_url=chroma_url))
-            logs.append(tmp_path / f"replica-{n}.log")
-        urls = start_replicas(stack, envs, logs)
+        urls, logs = start_replicas(stack, 2, site, chroma_url, model_dir, tmp_path)
         assert all(ask(url, NEW_QUESTION)["state"] != "answered" for url in urls)
 
         failures: list[str] = []
