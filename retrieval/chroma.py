@@ -126,7 +126,7 @@ class ChromaIndex:
         which one process owns (its folder's file lock, `lock.index_lock`, is all the serialising it needs)."""
         if self.embedded:
             return None
-        return Lease(self._connect(), self.name)
+        return Lease(self._connect(), self.name, call=self._call)
 
     @property
     def embedded(self) -> bool:

@@ -38,8 +38,11 @@ def lease_name(index: str) -> str:
 class Lease:
     """The writer lease of one index on a Chroma server (`client` is a chromadb client)."""
 
-    def __init__(self, client: Any, name: str, *, ttl: float = TTL, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: Any, name: str, *, ttl: float = TTL, clock: Callable[[], float] = time.time,
+                 call: Callable[..., Any] | None = None) -> None:
         self.client = client
+        # How a Chroma call is run: the index's own wrapper, so an unreachable server is a StoreUnavailableError.
+        self.call: Callable[..., Any] = call or (lambda what, fn, *args, **kwargs: fn(*args, **kwargs))
         self.name = lease_name(name)
         self.ttl = ttl
         self.clock = clock
@@ -71,12 +74,17 @@ class Lease:
 
     def _take(self, token: str) -> str | None:
         """None once this token holds the lease; else who holds it."""
-        try:
-            self.client.create_collection(self.name, metadata=self._metadata(token), embedding_function=None)
+        def create() -> bool:
+            try:
+                self.client.create_collection(self.name, metadata=self._metadata(token), embedding_function=None)
+                return True
+            except Exception as exc:
+                if "already exists" not in str(exc).lower():
+                    raise
+                return False
+
+        if self.call("take the writer lease", create):
             return None
-        except Exception as exc:
-            if "already exists" not in str(exc).lower():
-                raise
         current = self._current()
         if current is None:
             return "a writer that just finished"  # released between our create and our read: try again
@@ -87,23 +95,31 @@ class Lease:
         return str(current.get("holder", "another writer"))
 
     def _current(self) -> dict[str, Any] | None:
-        try:
-            return dict(self.client.get_collection(self.name, embedding_function=None).metadata or {})
-        except Exception as exc:
-            if type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower():
-                return None
-            raise
+        def lookup() -> dict[str, Any] | None:
+            try:
+                return dict(self.client.get_collection(self.name, embedding_function=None).metadata or {})
+            except Exception as exc:
+                if _missing(exc):
+                    return None
+                raise
+
+        result: dict[str, Any] | None = self.call("read the writer lease", lookup)
+        return result
 
     def _drop(self, token: str) -> None:
         """Delete the lease if `token` still holds it (a holder never deletes a lease taken over from it)."""
         current = self._current()
         if current is None or current.get("token") != token:
             return
-        try:
-            self.client.delete_collection(self.name)
-        except Exception as exc:
-            if "does not exist" not in str(exc).lower() and type(exc).__name__ != "NotFoundError":
-                raise
+
+        def delete() -> None:
+            try:
+                self.client.delete_collection(self.name)
+            except Exception as exc:
+                if not _missing(exc):
+                    raise
+
+        self.call("release the writer lease", delete)
 
     def _renew(self, token: str, stop: threading.Event) -> None:
         while not stop.wait(self.ttl / 4):
@@ -122,3 +138,8 @@ class Lease:
             self._drop(token)
         except Exception as exc:  # the lease then expires by itself within TTL
             log.warning("could not release the index lease (it expires within %.0f s): %s", self.ttl, exc)
+
+
+def _missing(exc: Exception) -> bool:
+    """Chroma's way of saying a collection does not exist (its type differs between client and server)."""
+    return type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower()
