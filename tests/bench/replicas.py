@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,9 @@ async def _fire(urls: list[str], requests: int, concurrency: int) -> tuple[list[
 
 def measure(urls: list[str], requests: int, concurrency: int) -> dict[str, Any]:
     started = time.perf_counter()
-    latencies, errors, sent = asyncio.run(_fire(urls, requests, concurrency))
+    # A loop of its own, in a thread of its own: the caller may be running one already (a test after browser tests).
+    with ThreadPoolExecutor(1) as pool:
+        latencies, errors, sent = pool.submit(asyncio.run, _fire(urls, requests, concurrency)).result()
     elapsed = time.perf_counter() - started
     ordered = sorted(latencies)
     return {"replicas": len(urls), "requests": requests, "concurrency": concurrency, "errors": errors,
