@@ -18,14 +18,14 @@ import contextlib
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .aside import set_aside
 from .errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
 from .lease import Lease
-from .records import Manifest
+from .records import ChangeLog, Manifest, generation_token
 
 POINTER_TTL = 1.0
 _BUILD_SUFFIX = re.compile(r"-\d{14}-[0-9a-f]{6}")  # what `_new_build` appends to the store name
@@ -224,24 +224,43 @@ class ChromaIndex:
         Read from the pointer on every call (one cheap round trip), so a
         writer in another process (a CLI against a Chroma server) is seen by
         the next query, like one in this process. Caches built from the index
-        (the chunk table, BM25, the docs the viewer serves) compare it to go stale.
+        (the chunk table, BM25, the docs the viewer serves) compare it to go
+        stale. It carries the change stamp (see `records.ChangeLog`) so a
+        reader can later ask what changed since it (`ChromaStore.changes`).
         """
+        meta = self._pointer_state()
+        if meta is None:
+            return ":"
+        return generation_token(self._collection_name or "", self._generation, ChangeLog.of(meta))
+
+    def _pointer_state(self) -> dict[str, Any] | None:
+        """The pointer's metadata, one round trip; the live collection handle follows it when a rebuild switched."""
         pointer = self._pointer()
         if pointer is None:
-            return ":"
-        meta = pointer.metadata or {}
+            return None
+        meta = dict(pointer.metadata or {})
         name, self._generation = meta.get("collection"), str(meta.get("generation", ""))
         if name != self._collection_name:
             self._collection, self._live_checked = None, 0.0  # a full rebuild switched collections: follow it now
             self._live()
-        return f"{self._collection_name}:{self._generation}"
+        return meta
 
-    def _bump(self) -> None:
+    def next_stamp(self) -> int:
+        """The change stamp a writer into the live collection writes its rows with: one past the pointer's."""
+        meta = self._pointer_state()
+        log = ChangeLog.of(meta) if meta is not None else None
+        return (log.stamp if log is not None else 0) + 1
+
+    def _bump(self, stamp: int, deleted: Sequence[str] = ()) -> None:
+        """A new generation, stamped `stamp` (the rows just written carry it), logging the ids just deleted."""
         pointer = self._pointer()
         if pointer is None:
             return
+        meta = dict(pointer.metadata or {})
         generation = uuid.uuid4().hex[:12]
-        self._call("mark pointer", pointer.modify, metadata=dict(pointer.metadata or {}) | {"generation": generation})
+        log = ChangeLog.of(meta) or ChangeLog.start(stamp - 1, generation)  # an index from before stamps starts a chain
+        meta |= {"generation": generation} | log.advance(stamp, generation, deleted).metadata()
+        self._call("mark pointer", pointer.modify, metadata=meta)
         self._generation = generation
 
     def _new_build(self) -> Any:
@@ -255,18 +274,28 @@ class ChromaIndex:
             embedding_function=None,
         )
 
-    def _activate(self, collection_name: str, manifest: Manifest) -> None:
+    def _activate(self, collection_name: str, manifest: Manifest, stamp: int = 1, deleted: Sequence[str] = ()) -> None:
+        """Point at `collection_name`, stamped `stamp`: the same collection continues its change chain, a new one starts
+        one, and records the generation it follows, whose readers already hold the rebuild's access step."""
         client = self._connect()
         old = self._pointer()
-        old_name = (old.metadata or {}).get("collection") if old is not None else None
+        old_meta = dict(old.metadata or {}) if old is not None else {}
+        old_name = old_meta.get("collection")
+        generation = uuid.uuid4().hex[:12]
+        old_log = ChangeLog.of(old_meta)
+        if old_name == collection_name and old_log is not None:
+            log = old_log.advance(stamp, generation, deleted)
+        else:
+            log = ChangeLog.start(stamp, generation)
         meta = {
             "collection": collection_name,
             "embedder": manifest.embedder,
             "dimension": manifest.dimension,
             "format": manifest.format,
             "site": manifest.site,
-            "generation": uuid.uuid4().hex[:12],
-        }
+            "generation": generation,
+            "follows": generation_token(str(old_name or ""), str(old_meta.get("generation", "")), old_log),
+        } | log.metadata()
         if old is None:
             try:
                 self._call("create pointer", client.create_collection, self._pointer_name, metadata=meta,
@@ -279,7 +308,7 @@ class ChromaIndex:
         if old is not None:
             self._call("move pointer", old.modify, metadata=meta)
         self._collection = None
-        self._generation = str(meta["generation"])
+        self._generation = generation
         if old_name and old_name != collection_name and old_name in self.collections():
             self._call("drop old collection", client.delete_collection, old_name)
         self._drop_orphans(keep=collection_name)

@@ -7,11 +7,16 @@ a viewer who may not read it.
 
 Freshness: each cached index remembers the store state it was built from.
 A store with a generation (which every ingest changes at its access step and
-at its commit) is held as one `ChunkTable` per generation (read whole once,
-then refreshed by the ids that changed, see `retrieval.refresh`), and every
-group-set's index is cut from that table with the same access rule as the
-store's `where`; the generation is compared on every query, so a restriction
-or a page made public again counts from the next query on. A store without
+at its commit) is held as one `Snapshot`: a `ChunkTable` (read whole once,
+then refreshed by the rows stamped since, see `retrieval.refresh`) and every
+group-set's index cut from it with the same access rule as the store's
+`where`. The generation is compared on every query; when it moved, the
+query applies the access part of the change to the served table before it
+answers (a restriction or a page made public again counts from the next
+query on) and the next snapshot is prepared in the background. Until it is
+swapped in, BM25 hits are re-checked against the served table (`served`), so
+a restricted chunk is never returned; its terms may still count in the old
+index's statistics for that window (seconds). A store without
 one is compared by chunk count on every query and by full fingerprint (every
 chunk id and content hash) at most every `recheck_seconds`. `refresh()` drops
 every cached index at once.
@@ -20,11 +25,12 @@ every cached index at once.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,9 +38,11 @@ import numpy as np
 from ingest.documents import Chunk
 from ingest.text import tokenize
 
-from .records import Record
-from .refresh import can_diff, refresh_table
+from .records import Changes, Record, Row
+from .refresh import apply_access, apply_changes, refresh_table
 from .table import ChunkTable
+
+log = logging.getLogger(__name__)
 
 
 def searchable_text(chunk: Chunk) -> str:
@@ -51,11 +59,30 @@ class ChunkSource(Protocol):
 
 
 class TableSource(ChunkSource, Protocol):
-    """A store that can hand over its whole index at once and say when it changed (see `ChunkTable`)."""
+    """A store that can hand over its whole index at once, say when it changed and what changed since (see `ChunkTable`)."""
 
     def generation(self) -> str: ...
 
     def records(self) -> list[Record]: ...
+
+    def rows(self) -> list[Row]: ...
+
+    def changes(self, since: str) -> Changes | None: ...
+
+    def vectors(self, ids: Sequence[str]) -> list[list[float]]: ...
+
+
+def served(table: ChunkTable | None, hits: list[tuple[Chunk, float]], groups: frozenset[str]) -> list[tuple[Chunk, float]]:
+    """BM25 hits as the served table holds them: only rows `groups` may read there, with the table's metadata.
+
+    A snapshot's BM25 index is cut when its content was prepared; the access
+    part of a later change reaches the table first, so a hit is re-checked
+    against the table before it is used.
+    """
+    if table is None:
+        return hits
+    return [(chunk, score) for chunk, score in ((table.get(c.id), s) for c, s in hits if table.may_read(c.id, groups))
+            if chunk is not None]
 
 
 @dataclass(frozen=True)
@@ -125,13 +152,35 @@ def chunk_fingerprint(chunks: Iterable[Chunk]) -> str:
     return digest.hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """What queries are answered from: one chunk table and the BM25 indexes cut from it, swapped in whole.
+
+    `content` is the generation whose texts and vectors the table holds,
+    `access` the generation whose access it applies (the access part of a
+    change is applied at once, the content follows from the background).
+    """
+
+    content: str
+    access: str
+    table: ChunkTable
+    indexes: dict[frozenset[str], LexicalIndex]
+
+
 class LexicalSearcher:
     """BM25 over a store, one cached index per reader group-set, rebuilt when the store changes.
 
     With a store that has a generation and hands over its records, the
-    searcher also holds the `ChunkTable` every index is cut from (one read of
-    the store per change, however many group-sets ask), and the table is
-    what the hybrid retriever reads texts and vectors from.
+    searcher also holds the `ChunkTable` every index is cut from, and the
+    table is what the hybrid retriever reads texts and vectors from. A query
+    never waits for the next table: when the generation moves, the query
+    applies only the access part of the change to the served snapshot
+    (`refresh.apply_access`: the rows changed since, metadata only) and a
+    background thread prepares the next table and its BM25 indexes, swapped
+    in by one assignment. Only the very first load waits (nothing to serve),
+    and so does a query after a change whose rows the store cannot list by
+    stamp (`changes` is None: the chain is broken), which lists every row
+    before it answers, as every change did before stamps.
     """
 
     def __init__(self, store: ChunkSource, *, recheck_seconds: float = 30.0, max_indexes: int = 16) -> None:
@@ -139,10 +188,14 @@ class LexicalSearcher:
         self.recheck_seconds = recheck_seconds
         self.max_indexes = max_indexes
         self._cache: OrderedDict[frozenset[str], tuple[str, float, LexicalIndex]] = OrderedDict()
-        self._table: tuple[str, ChunkTable] | None = None
-        self._lock = threading.Lock()
-        self._building = threading.RLock()  # held while reading the store whole or building an index
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()  # the cache, and the background thread's state
+        self._access = threading.Lock()  # held while the served snapshot is replaced
+        self._building = threading.Lock()  # held while the next table is prepared
+        self._wanted = False
+        self._running: threading.Thread | None = None
         self.reread = 0  # rows the last table refresh read from the store (all of them on the first build)
+        self.prepared = 0  # snapshots swapped in by the background
         self._terms = TermCache()
 
     @property
@@ -152,67 +205,163 @@ class LexicalSearcher:
 
     def refresh(self) -> None:
         """Forget every cached index; the next query rebuilds from the store."""
-        with self._lock:
+        with self._access, self._lock:
             self._cache.clear()
-            self._table = None
+            self._snapshot = None
+
+    def follow(self) -> None:
+        """Apply the store's current access to the served table now, and prepare the rest in the background.
+
+        What an in-process ingest calls at its access step, so a restriction
+        is live before its embedding starts, whatever queries arrive.
+        """
+        if self.follows_generation:
+            self._current(self._source().generation())
+        else:
+            self.refresh()
+
+    def settle(self, timeout: float = 60.0) -> bool:
+        """Wait until the served snapshot holds the store's current generation whole; False on timeout."""
+        if not self.follows_generation:
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.caught_up():
+                return True
+            time.sleep(0.01)
+        return False
+
+    def caught_up(self) -> bool:
+        """True when the served snapshot holds the store's current generation whole and nothing is being prepared."""
+        if not self.follows_generation:
+            return True
+        state = self._source().generation()
+        snap = self._current(state)
+        with self._lock:
+            idle = self._running is None
+        return idle and snap.content == snap.access == state
 
     def search(self, question: str, k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
         """The k best BM25 hits among the chunks `groups` may read."""
-        return self.index_for(groups).search(question, k)
+        table, index = self.view(groups)
+        return served(table, index.search(question, k), frozenset(groups))
 
     def table(self, state: str | None = None) -> ChunkTable:
-        """The chunk table of the store's current generation (a store without one: use `index_for`).
-
-        After a change, a store that lists its hashes is diffed against the
-        held table (see `retrieval.refresh`); otherwise it is read whole.
-        """
-        store: Any = self.store
-        state = state if state is not None else store.generation()
-        with self._building:  # one read of the whole index per change, however many requests arrive meanwhile
-            with self._lock:
-                if self._table is not None and self._table[0] == state:
-                    return self._table[1]
-            with self._lock:
-                held = self._table
-            if held is not None and can_diff(store):
-                table, self.reread = refresh_table(held[1], store)  # only what changed since the held generation
-            else:
-                table = ChunkTable.build(store.records())
-                self.reread = len(table)
-            self._terms.keep_only(table)
-            with self._lock:
-                self._table = (state, table)
-            return table
+        """The chunk table served for the store's current generation (a store without one: use `index_for`)."""
+        return self._current(state if state is not None else self._source().generation()).table
 
     def view(self, groups: Iterable[str]) -> tuple[ChunkTable | None, LexicalIndex]:
-        """The chunk table (None for a store without one) and the BM25 index of what `groups` may read, of one state."""
+        """The chunk table (None for a store without one) and the BM25 index of what `groups` may read, of one snapshot.
+
+        The index may be a generation behind the table's access: filter its
+        hits with `served`, as `search` does.
+        """
         key = frozenset(groups)
         if not key:
             raise ValueError("a lexical search needs at least one reader group")
         if not self.follows_generation:
             return None, self._index_by_count(key)
-        state = self.store.generation()  # type: ignore[attr-defined]
-        with self._lock:
-            cached = self._cache.get(key)
-            held = self._table
-        if cached is not None and held is not None and cached[0] == state and held[0] == state:
-            return held[1], cached[2]
-        with self._building:  # concurrent requests after a change wait for one build instead of each making one
-            table = self.table(state)
+        snap = self._current(self._source().generation())
+        index = snap.indexes.get(key)
+        if index is None:  # a group-set this snapshot has not met: built now, from the served table
+            index = LexicalIndex.build(snap.table.readable(key), terms=self._terms)
             with self._lock:
-                cached = self._cache.get(key)
-            if cached is not None and cached[0] == state:
-                return table, cached[2]
-            chunks = table.readable(key)
-            fingerprint = chunk_fingerprint(chunks)
-            reusable = cached is not None and cached[2].fingerprint == fingerprint
-            index = cached[2] if cached is not None and reusable else LexicalIndex.build(chunks, fingerprint, self._terms)
-            self._remember(key, state, index)
-            return table, index
+                snap.indexes[key] = index
+                while len(snap.indexes) > self.max_indexes:
+                    snap.indexes.pop(next(iter(snap.indexes)))
+        return snap.table, index
 
     def index_for(self, groups: Iterable[str]) -> LexicalIndex:
         """The index of exactly the chunks `groups` may read, fresh against the store."""
         return self.view(groups)[1]
+
+    def _source(self) -> Any:
+        return self.store
+
+    def _current(self, state: str) -> Snapshot:
+        """The snapshot to serve for generation `state`, its access applied; the content is prepared off this thread."""
+        snap = self._snapshot
+        if snap is None or snap.access != state:
+            with self._access:
+                snap = self._snapshot
+                if snap is None:
+                    table = ChunkTable.build(self._source().records())  # the first load: nothing to serve yet
+                    self.reread = len(table)
+                    snap = self._snapshot = Snapshot(state, state, table, {})
+                elif snap.access != state:
+                    snap = self._snapshot = self._with_access(snap)
+        if snap.content != snap.access:
+            self._wake()
+        return snap
+
+    def _with_access(self, snap: Snapshot) -> Snapshot:
+        """`snap` with the access changed since its access generation applied (called holding `_access`)."""
+        store = self._source()
+        changes = store.changes(snap.access)
+        if changes is not None:
+            return replace(snap, table=apply_access(snap.table, changes), access=changes.generation)
+        state = store.generation()  # the chain is broken: list every row before answering
+        table, self.reread = refresh_table(snap.table, store)
+        self._terms.keep_only(table)
+        return Snapshot(state, state, table, {})
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._wanted = True
+            if self._running is None:
+                self._running = threading.Thread(target=self._prepare_loop, name="table-refresh", daemon=True)
+                self._running.start()
+
+    def _prepare_loop(self) -> None:
+        while True:
+            with self._lock:
+                if not self._wanted:
+                    self._running = None
+                    return
+                self._wanted = False
+            try:
+                self._prepare()
+            except Exception:  # the next query after a change wakes it again; until then the served snapshot stays
+                log.exception("preparing the next chunk table failed")
+                with self._lock:
+                    self._running = None
+                return
+
+    def _prepare(self) -> None:
+        """Build the next snapshot from the served one and the store's changes since, then swap it in."""
+        with self._building:
+            base = self._snapshot
+            if base is None or base.content == base.access:
+                return
+            store = self._source()
+            changes = store.changes(base.content)
+            if changes is not None and changes.complete:
+                target = changes.generation
+                table, reread = apply_changes(base.table, changes, store)
+            else:
+                target = store.generation()
+                table, reread = refresh_table(base.table, store)
+            self._terms.keep_only(table)
+            indexes = {}
+            for key, held in list(base.indexes.items()):
+                chunks = table.readable(key)
+                fingerprint = chunk_fingerprint(chunks)
+                indexes[key] = held if held.fingerprint == fingerprint else LexicalIndex.build(chunks, fingerprint, self._terms)
+            with self._access:
+                current = self._snapshot
+                if current is None or current.content != base.content:
+                    return  # replaced meanwhile (a refresh, or a listing after a broken chain)
+                access = target
+                if current.access != target:  # access moved while this was prepared: apply it to the new table too
+                    later = store.changes(target)
+                    if later is None:
+                        self._wake()
+                        return
+                    table, access = apply_access(table, later), later.generation
+                self._snapshot = Snapshot(target, access, table, indexes)
+                self.reread, self.prepared = reread, self.prepared + 1
+            if access != target:
+                self._wake()
 
     def _index_by_count(self, key: frozenset[str]) -> LexicalIndex:
         """For a store with no generation: compare the count on every query, the full fingerprint now and then."""

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from ingest.documents import Chunk
 
-from .records import Manifest, Record, Row
+from .records import Changes, Manifest, Record, Row
 
 
 class VectorStore(Protocol):
@@ -46,6 +46,15 @@ class StoreReader(VectorStore, Protocol):
 
     def generation(self) -> str:
         """A token that changes whenever the live index changes; caches built from the index compare it."""
+        ...
+
+    def changes(self, since: str) -> Changes | None:
+        """What changed since generation `since` (rows stamped after it, metadata only; ids deleted since).
+
+        None when the stamp chain from `since` is broken (a full rebuild's new
+        collection the reader did not follow, an index written before stamps,
+        a reader further behind than the deletion log): list every row instead.
+        """
         ...
 
     def manifest(self) -> Manifest | None:

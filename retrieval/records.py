@@ -22,11 +22,15 @@ from ingest.documents import GROUP_RULE, PUBLIC, Chunk, SourceSpan, is_group_nam
 
 from .errors import IndexMismatchError, QueryError
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 1  # rows stamped with `changed` read the same way: an index written before stamps is listed whole once
 # Named groups a reader may be in, besides `public` (so a query has at most MAX_GROUPS + 1 clauses).
 # Chroma's filter depth is the reason: ~1,000 `$or` clauses fail, ~10,000 crash its native code.
 MAX_GROUPS = 64
 _ACL_PREFIX = "acl_"
+CHANGED = "changed"  # per-row metadata: the change stamp of the generation that last wrote the row
+# Ids deleted per stamp, kept in the pointer so a reader behind by a few generations can drop them without a
+# listing; past this many the oldest stamps are forgotten and a reader that far behind lists the index whole.
+DELETION_LOG_IDS = 2_000
 
 Metadata = dict[str, Any]  # one stored chunk's metadata, as the store keeps it: only this module reads its keys
 
@@ -96,6 +100,93 @@ class Row:
     def matches(self, chunk: Chunk) -> bool:
         """True when writing `chunk` would store exactly this metadata: nothing to update."""
         return self == Row.of(chunk)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What changed in the live index since a reader's generation, up to `generation`.
+
+    `rows` are the rows written since (metadata only, current), `deleted` the
+    ids deleted since and not written again. `complete` is False when the
+    live collection was replaced by a full rebuild whose access step the
+    reader already holds: nothing to tighten, but the content must be listed whole.
+    """
+
+    generation: str
+    rows: tuple[Row, ...] = ()
+    deleted: frozenset[str] = frozenset()
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class ChangeLog:
+    """The change stamp chain a pointer carries: the current stamp and the ids deleted at each recent stamp.
+
+    `stamped` is the generation the stamp was set with: a writer that moves
+    the generation without stamping (code from before stamps) breaks the
+    chain, and readers then list the index whole. `floor` is the oldest stamp
+    whose deletions are all still logged.
+    """
+
+    stamp: int
+    stamped: str
+    floor: int
+    deleted: tuple[tuple[int, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, meta: Metadata) -> ChangeLog | None:
+        """The chain a pointer's metadata holds, or None when it has none or it is broken."""
+        if "stamp" not in meta or meta.get("stamped") != meta.get("generation"):
+            return None
+        pairs = json.loads(str(meta.get("deleted", "[]")))
+        return cls(int(meta["stamp"]), str(meta["stamped"]), int(meta.get("floor", 0)),
+                   tuple((int(s), tuple(ids)) for s, ids in pairs))
+
+    @classmethod
+    def start(cls, stamp: int, generation: str) -> ChangeLog:
+        """A chain for a new collection: nothing before `stamp` can be asked of it."""
+        return cls(stamp, generation, stamp + 1)
+
+    def advance(self, stamp: int, generation: str, deleted: Sequence[str]) -> ChangeLog:
+        """The chain after a generation stamped `stamp` deleted `deleted`, the oldest entries dropped past the cap."""
+        entries = [*self.deleted, *([(stamp, tuple(sorted(set(deleted))))] if deleted else [])]
+        floor = self.floor
+        while entries and sum(len(ids) for _, ids in entries) > DELETION_LOG_IDS:
+            floor = entries.pop(0)[0] + 1
+        return ChangeLog(stamp, generation, floor, tuple(entries))
+
+    def deleted_since(self, stamp: int) -> frozenset[str] | None:
+        """Ids deleted after `stamp`, or None when the log no longer reaches back that far."""
+        if stamp + 1 < self.floor or stamp > self.stamp:
+            return None
+        return frozenset(i for s, ids in self.deleted if s > stamp for i in ids)
+
+    def metadata(self) -> Metadata:
+        return {"stamp": self.stamp, "stamped": self.stamped, "floor": self.floor,
+                "deleted": json.dumps([[s, list(ids)] for s, ids in self.deleted])}
+
+
+def generation_token(collection: str, generation: str, log: ChangeLog | None) -> str:
+    """What `generation()` returns: the collection, the generation, and the change stamp when the chain holds."""
+    return f"{collection}:{generation}" + (f":{log.stamp}" if log is not None else "")
+
+
+def token_stamp(token: str, collection: str) -> int | None:
+    """The change stamp a token of `collection` carries, or None (another collection, or no chain)."""
+    parts = token.split(":")
+    if len(parts) != 3 or parts[0] != collection or not parts[2].isdigit():
+        return None
+    return int(parts[2])
+
+
+def changed_filter(stamp: int) -> dict[str, Any]:
+    """A Chroma `where` for the rows written after change stamp `stamp`."""
+    return {CHANGED: {"$gt": stamp}}
+
+
+def stamped_metadata(chunk: Chunk, stamp: int) -> Metadata:
+    """The metadata a writer stores: the chunk's, and the stamp of the generation writing it."""
+    return chunk_metadata(chunk) | {CHANGED: stamp}
 
 
 def acl_key(group: str) -> str:

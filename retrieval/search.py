@@ -22,7 +22,7 @@ from ingest.documents import Chunk
 from .embedder import Embedder
 from .errors import QueryError
 from .fusion import dedupe, reciprocal_rank_fusion
-from .lexical import ChunkSource, LexicalSearcher
+from .lexical import ChunkSource, LexicalSearcher, served
 from .protocols import VectorStore
 from .rerank import Candidate, Reranker, SignalReranker
 from .viewer import Viewer
@@ -136,7 +136,7 @@ class HybridRetriever:
         """
         table, index = self.lexical.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
-        lexical = index.search(question, self.depth)
+        lexical = served(table, index.search(question, self.depth), viewer.groups)
         if table is None:
             found = self.store.query(vector, self.depth, viewer.groups)
             dense_ids = {c.id for c, _ in found}

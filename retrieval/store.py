@@ -15,16 +15,21 @@ from ingest.documents import Chunk
 
 from .chroma import ChromaIndex
 from .records import (
+    ChangeLog,
+    Changes,
     Manifest,
     Metadata,
     Record,
     Row,
     acl_filter,
+    changed_filter,
     chunk_from_record,
-    chunk_metadata,
     decode_record,
     decode_row,
+    generation_token,
     is_whole,
+    stamped_metadata,
+    token_stamp,
 )
 
 _BATCH = 256
@@ -44,8 +49,8 @@ class ChromaStore(ChromaIndex):
         current = self.manifest()
         if current is not None and not fresh:
             current.check(manifest.embedder, manifest.dimension)
-            return ChromaWriter(self, self._live(), manifest, switch=False)
-        return ChromaWriter(self, self._new_build(), manifest, switch=True)
+            return ChromaWriter(self, self._live(), manifest, switch=False, stamp=self.next_stamp())
+        return ChromaWriter(self, self._new_build(), manifest, switch=True, stamp=1)
 
     def _get(self, *, ids: Sequence[str] | None = None, **kwargs: Any) -> dict[str, list[Any]] | None:
         """`collection.get` in pages of _PAGE records (or ids), merged.
@@ -165,14 +170,44 @@ class ChromaStore(ChromaIndex):
         return [decode_row(i, m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if is_whole("", m)]
 
 
+    def changes(self, since: str) -> Changes | None:
+        """What changed since generation `since`: the rows stamped after it (metadata only) and the ids it deleted.
+
+        One pointer read, then one `where changed > stamp` read, so a refresh
+        costs what changed, not the index's size. None when the chain from
+        `since` is broken (another collection, an index written before stamps
+        or by a writer that does not stamp, a reader further behind than the
+        deletion log): the caller lists the index whole.
+        """
+        meta = self._pointer_state()
+        if meta is None:
+            return None
+        log = ChangeLog.of(meta)
+        current = generation_token(self._collection_name or "", self._generation, log)
+        if since == current:
+            return Changes(current)
+        if since == meta.get("follows") and token_stamp(since, self._collection_name or "") is None:
+            return Changes(current, complete=False)  # a full rebuild after the access step `since` already holds
+        stamp = token_stamp(since, self._collection_name or "")
+        deleted = log.deleted_since(stamp) if log is not None and stamp is not None else None
+        if stamp is None or deleted is None:
+            return None
+        result = self._get(where=changed_filter(stamp), include=["metadatas"])
+        rows = () if result is None else tuple(
+            decode_row(i, m) for i, m in zip(result["ids"], result["metadatas"], strict=True) if is_whole("", m))
+        return Changes(current, rows, deleted - {row.chunk.id for row in rows})
+
+
 class ChromaWriter:
     """Writes into one collection; `commit()` makes a fresh collection live. Implements `protocols.StoreWriter`."""
 
-    def __init__(self, store: ChromaStore, collection: Any, manifest: Manifest, *, switch: bool) -> None:
+    def __init__(self, store: ChromaStore, collection: Any, manifest: Manifest, *, switch: bool, stamp: int) -> None:
         self._store = store
         self._collection = collection
         self._manifest = manifest
         self._switch = switch
+        self._stamp = stamp  # every row written carries it; the generation published next is stamped with it
+        self._deleted: list[str] = []  # deleted since the last published generation, logged with it
 
     @property
     def is_fresh(self) -> bool:
@@ -217,21 +252,23 @@ class ChromaWriter:
             old = dict(zip(stored["ids"], stored["metadatas"], strict=True))
         metas = []
         for chunk in batch:
-            meta = chunk_metadata(chunk)
+            meta = stamped_metadata(chunk, self._stamp)
             meta.update({key: None for key in (old.get(chunk.id) or {}) if key not in meta})
             metas.append(meta)
         return metas
 
     def delete(self, ids: Sequence[str]) -> None:
+        self._deleted.extend(ids)
         for start in range(0, len(ids), _BATCH):
             self._store._call("delete", self._collection.delete, ids=list(ids[start : start + _BATCH]))
 
     def commit(self) -> None:
         """Record the manifest; for a fresh collection, switch the live pointer to it."""
-        self._store._activate(self._collection.name, self._manifest)
-        self._switch = False
+        self._store._activate(self._collection.name, self._manifest, self._stamp, self._deleted)
+        self._switch, self._stamp, self._deleted = False, self._stamp + 1, []
 
     def mark_changed(self) -> None:
         """Tell readers (in this process and others) that the live index changed: a new generation."""
         if not self._switch:
-            self._store._bump()
+            self._store._bump(self._stamp, self._deleted)
+            self._stamp, self._deleted = self._stamp + 1, []

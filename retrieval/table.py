@@ -16,7 +16,7 @@ changes are live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +53,27 @@ class ChunkTable:
             raise ValueError(f"a chunk table needs one vector and one reader set per chunk: {len(chunks)} chunks, "
                              f"{vectors.shape[0]} vectors, {len(readers)} reader sets")
         return cls(chunks, vectors, readers, {c.id: i for i, c in enumerate(chunks)})
+
+    def relabelled(self, rows: Mapping[int, tuple[Chunk, frozenset[str]]]) -> ChunkTable:
+        """The same rows and vectors (shared, not copied) with some rows' chunk and readers replaced.
+
+        How an access change reaches the served table at once: no store read
+        of texts or vectors, and every cached mask patched only at the rows that
+        changed, so the next query pays for the rows changed, not the table.
+        """
+        chunks, readers = list(self.chunks), list(self.readers)
+        for row, (chunk, admitted) in rows.items():
+            if chunk.id != chunks[row].id:
+                raise ValueError(f"a relabelled row keeps its id: row {row} is {chunks[row].id}, not {chunk.id}")
+            chunks[row], readers[row] = chunk, admitted
+        table = ChunkTable(tuple(chunks), self.vectors, tuple(readers), self._rows)
+        for groups, mask in list(self._masks.items()):
+            patched = mask.copy()
+            for row in rows:
+                patched[row] = table._admits(row, groups)
+            patched.setflags(write=False)
+            table._masks[groups] = patched
+        return table
 
     @property
     def dimension(self) -> int:

@@ -22,25 +22,37 @@ from typing import Any
 from ingest.documents import Chunk
 from retrieval.embedder import Embedder
 from retrieval.records import (
+    ChangeLog,
+    Changes,
     Manifest,
     Metadata,
     Record,
     Row,
     acl_filter,
+    changed_filter,
     chunk_from_record,
     chunk_metadata,
     decode_record,
     decode_row,
+    generation_token,
+    stamped_metadata,
+    token_stamp,
 )
 
 _BUILD = re.compile(r"-\d{14}-[0-9a-f]{6}")
 
 
 def admits(where: dict[str, Any], meta: Metadata) -> bool:
-    """Chroma's `where` semantics for the filters `acl_filter` builds: equality on keys, and `$or`."""
+    """Chroma's `where` semantics for the filters `acl_filter` and `changed_filter` build: equality, `$gt`, `$or`."""
     if "$or" in where:
         return any(admits(clause, meta) for clause in where["$or"])
-    return all(meta.get(key) == value for key, value in where.items())
+    return all(_holds(meta.get(key), value) for key, value in where.items())
+
+
+def _holds(stored: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict) and "$gt" in wanted:
+        return isinstance(stored, int) and stored > wanted["$gt"]  # a row without the key never matches, as in Chroma
+    return bool(stored == wanted)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -96,18 +108,49 @@ class MemoryIndex:
 
     def generation(self) -> str:
         pointer = self._pointer()
-        return ":" if pointer is None else f"{pointer['collection']}:{pointer['generation']}"
+        return ":" if pointer is None else generation_token(pointer["collection"], str(pointer["generation"]),
+                                                            pointer["log"])
+
+    def next_stamp(self) -> int:
+        pointer = self._pointer()
+        return pointer["log"].stamp + 1 if pointer is not None else 1
+
+    def changes(self, since: str) -> Changes | None:
+        """As `ChromaStore.changes`: the rows stamped after `since` and the ids logged as deleted since."""
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        current, collection = self.generation(), pointer["collection"]
+        if since == current:
+            return Changes(current)
+        if since == pointer.get("follows") and token_stamp(since, collection) is None:
+            return Changes(current, complete=False)
+        stamp = token_stamp(since, collection)
+        deleted = pointer["log"].deleted_since(stamp) if stamp is not None else None
+        if stamp is None or deleted is None:
+            return None
+        where = changed_filter(stamp)
+        rows = tuple(decode_row(cid, row.meta) for cid, row in self._live().items() if admits(where, row.meta))
+        return Changes(current, rows, deleted - {row.chunk.id for row in rows})
 
     def collections(self) -> list[str]:
         return sorted([*self.space.collections, *(f"{name}-active" for name in self.space.pointers)])
 
-    def _bump(self) -> None:
+    def _bump(self, stamp: int, deleted: Sequence[str] = ()) -> None:
         pointer = self._pointer()
         if pointer is not None:
             pointer["generation"] = self.space.tick()
+            pointer["log"] = pointer["log"].advance(stamp, str(pointer["generation"]), deleted)
 
-    def _activate(self, collection: str, manifest: Manifest) -> None:
-        self.space.pointers[self.name] = {"collection": collection, "manifest": manifest, "generation": self.space.tick()}
+    def _activate(self, collection: str, manifest: Manifest, stamp: int = 1, deleted: Sequence[str] = ()) -> None:
+        old = self._pointer()
+        generation = self.space.tick()
+        if old is not None and old["collection"] == collection:
+            log = old["log"].advance(stamp, str(generation), deleted)
+        else:
+            log = ChangeLog.start(stamp, str(generation))
+        self.space.pointers[self.name] = {"collection": collection, "manifest": manifest, "generation": generation,
+                                          "log": log, "follows": self.generation() if old is not None else ""}
         for name in list(self.space.collections):  # the old build, and builds that died before switching over
             if name != collection and name.startswith(self.name) and _BUILD.fullmatch(name[len(self.name):]):
                 del self.space.collections[name]
@@ -175,11 +218,21 @@ class MemoryIndex:
         """Make the live index hold exactly `pairs`; `announce=False` writes like an ingest before its generation moves."""
         if self._pointer() is None:
             self._build_empty()
-        live = self._live()
-        live.clear()
-        live.update({c.id: Stored(c.text, list(v), chunk_metadata(c)) for c, v in pairs})
+        live, stamp = self._live(), self.next_stamp()
+        pointer = self._pointer()
+        assert pointer is not None
+        wanted = {c.id: Stored(c.text, [float(x) for x in v], chunk_metadata(c)) for c, v in pairs}
+        pending = pointer.setdefault("pending", set())
+        pending.update(cid for cid in live if cid not in wanted)
+        for cid in [cid for cid in live if cid not in wanted]:
+            del live[cid]
+        for cid, row in wanted.items():  # a row written again is stamped, an unchanged one keeps its stamp
+            held = live.get(cid)
+            if held is None or (held.text, held.vector, {k: v for k, v in held.meta.items() if k != "changed"}) != (
+                    row.text, row.vector, row.meta):
+                live[cid] = Stored(row.text, row.vector, row.meta | {"changed": stamp})
         if announce:
-            self._bump()
+            self._bump(stamp, sorted(pointer.pop("pending")))
 
     def add(self, chunks: Sequence[Chunk]) -> None:
         """Embed and store chunks in the live index (building one when there is none), then announce it."""
@@ -201,6 +254,8 @@ class MemoryWriter:
         self._collection = collection
         self._manifest = manifest
         self._fresh = fresh
+        self._stamp = 1 if fresh else store.next_stamp()
+        self._deleted: list[str] = []
 
     @property
     def is_fresh(self) -> bool:
@@ -214,23 +269,25 @@ class MemoryWriter:
             raise ValueError(f"upsert needs one vector per chunk, got {len(chunks)} chunks and {len(vectors)} vectors")
         rows = self._rows()
         for chunk, vector in zip(chunks, vectors, strict=True):
-            rows[chunk.id] = Stored(chunk.text, [float(x) for x in vector], chunk_metadata(chunk))
+            rows[chunk.id] = Stored(chunk.text, [float(x) for x in vector], stamped_metadata(chunk, self._stamp))
 
     def update_metadata(self, chunks: Sequence[Chunk]) -> None:
         rows = self._rows()
         for chunk in chunks:
             if chunk.id in rows:
-                rows[chunk.id].meta = chunk_metadata(chunk)
+                rows[chunk.id].meta = stamped_metadata(chunk, self._stamp)
 
     def delete(self, ids: Sequence[str]) -> None:
         rows = self._rows()
+        self._deleted.extend(cid for cid in ids if cid in rows)
         for cid in ids:
             rows.pop(cid, None)
 
     def commit(self) -> None:
-        self._store._activate(self._collection, self._manifest)
-        self._fresh = False
+        self._store._activate(self._collection, self._manifest, self._stamp, self._deleted)
+        self._fresh, self._stamp, self._deleted = False, self._stamp + 1, []
 
     def mark_changed(self) -> None:
         if not self._fresh:
-            self._store._bump()
+            self._store._bump(self._stamp, self._deleted)
+            self._stamp, self._deleted = self._stamp + 1, []

@@ -215,7 +215,7 @@ class Services:
             self._corpus_checked = time.monotonic()
         lexical = self._components.lexical if self._components is not None else None
         if lexical is not None:
-            lexical.refresh()
+            lexical.follow()  # the access part now, in the ingest's thread; the rest in the background
 
     def ingest(self, *, full: bool = False, wait: bool = True, emit: Emit | None = None) -> IndexReport:
         """Sync the content folder into the index from this process, the index's only writer while it serves."""
@@ -252,7 +252,14 @@ class Services:
 
             report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress)
             self.publish(corpus)
+            self._settle()
         return report
+
+    def _settle(self) -> None:
+        """Let the ingest return once this server answers from the new content (the visitors never waited for it)."""
+        lexical = self._components.lexical if self._components is not None else None
+        if lexical is not None and not lexical.settle(timeout=120.0):
+            log.warning("the chunk table had not caught up with the index 120 s after the ingest")
 
     def run_handed_off(self, request: IngestRequest, emit: Emit) -> IndexReport:
         """An ingest a CLI handed over: only for the content folder and Chroma this server serves."""

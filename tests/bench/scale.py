@@ -5,7 +5,11 @@ embedded Chroma, then measures, side by side in the same process and store:
 our retrieval against a dense-only top-5 query (embed + one store query),
 a no-op and a 1 %-of-pages re-ingest, the first query after it (the same
 retriever: its chunk table refreshes by the changed ids), the table's size,
-index size and peak memory.
+index size and peak memory; then queries answered in a loop while another
+1 % re-ingest runs in a thread of the same process (`during_reingest`:
+steady p95, p95 and max during the ingest and until the background refresh
+has swapped the next table in, and after), so the cost a visitor pays for a
+publish shows as figures.
 
 Past `--real` texts, vectors are real ones reused with small noise (see
 `ReusedVectors`), so a 100k point builds in minutes instead of an hour of
@@ -170,11 +174,86 @@ def build_and_measure(size: int, work: Path, real: int) -> dict[str, Any]:
     # The same retriever: its first query after the re-ingest refreshes its table by the changed ids only.
     result["query_after_reingest"] = measure_queries(store, model, retriever)
     table = retriever.lexical.table()
+    result["during_reingest"] = measure_during_reingest(store, model, writer, retriever, content)
     result["chunk_table"] = {"rows": len(table), "vectors_mb": round(table.vectors.nbytes / 2**20, 1),
                              "rss_mb_now": current_rss_mb()}
     result["index_mb"] = round(folder_size(chroma) / 2**20, 1)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return result
+
+
+def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: Any, content: Path) -> dict[str, Any]:
+    """Query latency before, during and after a 1 % re-ingest run in another thread (the in-process ingest's path).
+
+    The ingest tells the searcher at its access step, as `Services.ingest`
+    does; the queries never wait for the next table, which is prepared in the
+    background and swapped in. "during" runs from the ingest's start until
+    the swap after its commit.
+    """
+    import threading
+
+    from ingest.corpus import load_corpus
+    from retrieval.indexer import sync_index
+    from retrieval.viewer import Viewer
+
+    viewer, lexical = Viewer.anonymous(), retriever.lexical
+    asked = questions()
+
+    starts: list[float] = []
+
+    def loop(until: Any, limit: int) -> list[float]:
+        times: list[float] = []
+        n = 0
+        while not until() and n < limit:
+            t0 = time.perf_counter()
+            retriever.search(asked[n % len(asked)], viewer)
+            times.append(time.perf_counter() - t0)
+            starts.append(t0)
+            n += 1
+        return times
+
+    steady = loop(lambda: False, 3 * QUERIES)[WARMUP:]
+    edited = edit_pages(content, 0.01)
+    finished = threading.Event()
+    report: dict[str, Any] = {}
+
+    def ingest() -> None:
+        try:
+            report["run"] = sync_index(load_corpus(content), store, writer, on_access=lambda _: lexical.follow())
+        finally:
+            report["returned"] = time.perf_counter()
+            finished.set()
+
+    prepared = lexical.prepared
+    started = time.perf_counter()
+    thread = threading.Thread(target=ingest, name="bench-ingest")
+    thread.start()
+    del starts[:]
+    during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
+    caught_up_s = time.perf_counter() - started
+    thread.join()
+    returned = report["returned"]
+    ingesting = [t for t, at in zip(during, starts, strict=True) if at < returned]  # the ingest shares this process
+    swapping = [t for t, at in zip(during, starts, strict=True) if at >= returned]  # from its return to the swap
+    after = loop(lambda: False, 3 * QUERIES)
+    run = report.get("run")
+    return {
+        "steady": {"p50_ms": ms(steady, 50), "p95_ms": ms(steady, 95), "max_ms": ms(steady, 100), "n": len(steady)},
+        "during": {"p50_ms": ms(during, 50), "p95_ms": ms(during, 95), "max_ms": ms(during, 100), "n": len(during),
+                   "over_1s": sum(1 for t in during if t > 1.0)},
+        "while_ingesting": {"p95_ms": ms(ingesting, 95), "max_ms": ms(ingesting, 100), "n": len(ingesting)},
+        "ingest_return_to_swap": {"p95_ms": ms(swapping, 95), "max_ms": ms(swapping, 100), "n": len(swapping),
+                                  "first_ms": round(swapping[0] * 1000, 2) if swapping else None},
+        "after": {"p50_ms": ms(after, 50), "p95_ms": ms(after, 95), "max_ms": ms(after, 100), "n": len(after)},
+        "p95_during_over_steady": round(ms(during, 95) / max(ms(steady, 95), 1e-9), 2),
+        "p95_after_over_steady": round(ms(after, 95) / max(ms(steady, 95), 1e-9), 2),
+        "pages_edited": edited,
+        "chunks_embedded": run.chunks_embedded if run is not None else None,
+        "ingest_seconds": run.seconds if run is not None else None,
+        "access_live_seconds": run.access_seconds if run is not None else None,
+        "ingest_start_to_swap_seconds": round(caught_up_s, 2),
+        "table_rows_read": lexical.reread,
+    }
 
 
 def current_rss_mb() -> float:

@@ -428,3 +428,27 @@ def test_group_names_one_character_apart_never_read_each_others_chunks(make_stor
         assert own in readable and own in near and own in hits
         assert other not in readable | near | hits
         assert store.count([group]) == sum(1 for doc in page_of.values() if doc == own)
+
+
+def test_changes_since_a_generation_are_the_rows_stamped_after_it_and_the_ids_it_deleted(make_store, site):
+    """Every store stamps what a generation wrote and logs what it deleted, so a reader lists only what changed."""
+    store, embedder = make_store(), HashEmbedder()
+    sync_index(load_corpus(site), store, embedder)
+    built = store.generation()
+    assert store.changes(built) is not None and store.changes(built).rows == ()  # type: ignore[union-attr]
+    edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
+    gone = sorted(row.chunk.id for row in store.rows() if row.chunk.source == "billing/refunds.mdx")
+    (site / "billing/refunds.mdx").unlink()
+    sync_index(load_corpus(site), store, embedder)
+    changed = store.changes(built)
+    assert changed is not None and changed.complete and changed.generation == store.generation()
+    assert {row.chunk.source for row in changed.rows} == {"guides/retries.mdx"}
+    assert {row.chunk.id: row for row in changed.rows} == {row.chunk.id: row for row in store.rows()
+                                                           if row.chunk.source == "guides/retries.mdx"}
+    assert sorted(changed.deleted) == gone
+    later, at_access = store.generation(), []
+    sync_index(load_corpus(site), store, embedder, full=True,  # a new collection: the chains from before are broken
+               on_access=lambda _: at_access.append(store.generation()))
+    assert store.changes(built) is None and store.changes(later) is None
+    # ... but a reader that holds the rebuild's access step has nothing to tighten, only content to list
+    assert store.changes(at_access[0]) == type(changed)(store.generation(), complete=False)

@@ -1,5 +1,6 @@
 """The chunk table after a re-ingest, on real Chroma (embedded and a `chroma run` server): only changed rows are
-read again, the result equals a whole read of the new generation, and a restricted chunk is never served."""
+read again (found by their change stamps, not by listing every row), the result equals a whole read of the new
+generation, and a restricted chunk is never served, before or after the next table is swapped in."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     question = "Annual plans can be refunded within 30 days of purchase."
     assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
     assert hybrid.lexical.reread == len(store.chunks())  # the first table is one whole read
+    built = store.generation()
 
     # One paragraph edited (text changes), one page restricted (access changes, text does not).
     edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
@@ -55,7 +57,14 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     report = sync_index(load_corpus(site), store, embedder)
     assert report.chunks_embedded == 1
 
-    for q in (question, "refunded annual plans purchase"):  # dense and BM25 routes
+    for q in (question, "refunded annual plans purchase"):  # dense and BM25 routes, before the next table is ready
+        assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
+    changed = store.changes(built)  # the stamp listing: the two edited pages' rows, not the index
+    assert changed is not None and changed.complete and not changed.deleted
+    assert {row.chunk.source for row in changed.rows} == {"guides/retries.mdx", "billing/refunds.mdx"}
+    assert len(changed.rows) < len(store.rows())
+    assert hybrid.lexical.settle(60)  # the next table, prepared in the background
+    for q in (question, "refunded annual plans purchase"):
         assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
     assert hybrid.lexical.reread == 1  # only the edited chunk was read again; the restricted ones were relabelled
     assert WINDOWS in [h.chunk.id for h in hybrid.search(question, STAFF).hits]
@@ -64,3 +73,23 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     held, whole = hybrid.lexical.table(), ChunkTable.build(store.records())
     assert held.chunks == whole.chunks and held.readers == whole.readers
     assert np.allclose(held.vectors, whole.vectors, atol=1e-6)
+
+
+def test_a_generation_moved_without_a_stamp_is_listed_whole_before_the_next_answer(tmp_path):
+    """An index written before stamps, or a writer that moves the generation without stamping (older code on another
+    replica), breaks the chain: the next query lists every row first, so it still never serves a restricted chunk."""
+    store = ChromaStore(path=str(tmp_path / "chroma"), name=f"t{uuid.uuid4().hex[:8]}docs")
+    site = write_site(tmp_path / "site")
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), store, embedder)
+    hybrid = HybridRetriever(store, embedder)
+    question = "Annual plans can be refunded within 30 days of purchase."
+    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
+    held = store.generation()
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    sync_index(load_corpus(site), store, embedder)
+    pointer = store._pointer()
+    pointer.modify(metadata=dict(pointer.metadata) | {"generation": "unstamped01"})  # what a writer before stamps does
+    assert store.changes(held) is None and store.generation().count(":") == 1  # no stamp in the token: no chain
+    assert not [h for h in hybrid.search(question, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
+    assert hybrid.lexical.table().get(WINDOWS).access == ("staff",)

@@ -215,8 +215,8 @@ def test_after_the_first_query_a_search_reads_nothing_from_the_store_but_its_gen
 
 def test_chunks_an_ingest_is_still_writing_are_served_once_the_generation_moves_and_only_to_their_readers():
     # An ingest still writing: the store has new chunks but its generation has not moved yet. The table
-    # serves the generation the pointer names, so neither is served yet; once it moves, the public one
-    # is, and the staff one never reaches an anonymous viewer.
+    # serves the generation the pointer names, so neither is served yet; once it moves and the next table
+    # is prepared, the public one is, and the staff one never reaches an anonymous viewer.
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, DOCS)
     hybrid = HybridRetriever(store, embedder)
@@ -229,6 +229,8 @@ def test_chunks_an_ingest_is_still_writing_are_served_once_the_generation_moves_
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id not in found and secret.id not in found
     store.items = store.items  # the ingest commits: the generation moves
+    assert secret.id not in [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
+    assert hybrid.lexical.settle(5)  # new content is served once the background has prepared it
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id in found and secret.id not in found
     assert secret.id in [h.chunk.id for h in hybrid.search("lemur internal quota", STAFF, k=50).hits]
