@@ -1,8 +1,8 @@
 """Generators propose drafts; the offline extractive one needs no LLM.
 
 The `Generator` protocol has one method. The extractive generator asks the
-answer extractor (`extract.py`) for the spans of the top hits that best answer
-the question and lets the answer gate (`relevance.py`) decide: the direct
+answer gate (`gate/`) for the spans of the top hits that best answer the
+question and lets it decide: the direct
 answer first, then at most two spans nearly as relevant, each proposed as a
 claim quoting itself. When no span passes the gate it refuses, with the gate's
 reasons as its raw output: the refusal comes from the evidence, not from a
@@ -19,8 +19,8 @@ from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
 from .draft import Draft, DraftClaim, PartialClaim, Quote
-from .extract import AnswerExtractor
-from .relevance import RelevanceJudge
+from .gate import AnswerGate
+from .gate.features import AnswerExtractor
 
 
 class Generator(Protocol):
@@ -45,8 +45,8 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, embedder: Embedder | None = None, *, judge: RelevanceJudge | None = None, max_claims: int = 3) -> None:
-        self.judge = judge or RelevanceJudge(AnswerExtractor(embedder))
+    def __init__(self, embedder: Embedder | None = None, *, judge: AnswerGate | None = None, max_claims: int = 3) -> None:
+        self.judge = judge or AnswerGate(AnswerExtractor(embedder))
         self.max_claims = max_claims
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:

@@ -27,6 +27,7 @@ from retrieval.viewer import Viewer
 from .draft import Draft, PartialClaim
 from .errors import AuditDamagedError, DraftFormatError, GeneratorError
 from .findings import Finding
+from .gate import AnswerGate
 from .generate import Generator as DraftGenerator
 from .generate import StreamingGenerator
 from .record import (
@@ -40,7 +41,6 @@ from .record import (
     to_json,
     without_proof,
 )
-from .relevance import RelevanceJudge
 from .request_id import REQUEST_ID
 from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
@@ -136,7 +136,7 @@ class Answerer:
         audit: AuditLog | None = None,
         retry: bool = True,
         unverified_policy: UnverifiedPolicy = "hide",
-        judge: RelevanceJudge | None = None,
+        judge: AnswerGate | None = None,
         stream: bool = True,
         observers: Sequence[Callable[[Answer], None]] = (),
     ) -> None:

@@ -18,19 +18,19 @@ from retrieval.viewer import Viewer
 
 from .answer_log import AnswerLog
 from .audit import SQLiteAuditLog
-from .extract import AnswerExtractor
 from .followup import CarrySubject, Condenser, LLMCondenser
 from .gap_index import QuestionIndex
+from .gate import AnswerGate
+from .gate.features import AnswerExtractor
+from .gate.vocabulary import LiveVocabulary
 from .generate import ExtractiveGenerator, Generator
 from .llm import LiteLLMGenerator
 from .pipeline import Answerer
 from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
 from .record import AnswerRecord
-from .relevance import RelevanceJudge
 from .settings import AnswerSettings as Settings
 from .settings import Quoting
 from .support import DeterministicChecker, SupportChecker
-from .vocabulary import LiveVocabulary
 
 LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process
 # A reply cap: a copied-quote draft of three claims fits in 512 tokens, one naming sentence ids in far fewer;
@@ -70,7 +70,7 @@ def open_audit(settings: Settings) -> AnswerLog:
     return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
 
 
-def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> RelevanceJudge:
+def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> AnswerGate:
     """The answer gate for a site: term rarity from its public chunks, its current version, its own name."""
     public = sorted(Viewer.anonymous().groups)
 
@@ -80,10 +80,10 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
 
     extractor = AnswerExtractor(embedder, current_version=site.default_version,
                                 vocabulary=LiveVocabulary(public_chunks).current)
-    return RelevanceJudge(extractor, site_terms=frozenset(key_terms(site.name)))
+    return AnswerGate(extractor, site_terms=frozenset(key_terms(site.name)))
 
 
-def build_generator(settings: Settings, embedder: Any = None, judge: RelevanceJudge | None = None) -> Generator:
+def build_generator(settings: Settings, embedder: Any = None, judge: AnswerGate | None = None) -> Generator:
     """The LLM generator when LLM_MODEL is set (native citations where the provider has them), else the extractive one."""
     if settings.llm_model:
         from .provider_citations import ProviderCitationGenerator, citation_provider

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from answer.draft import Draft, DraftClaim, Quote
-from answer.extract import cosine
+from answer.gate.features import cosine
 from answer.spans import units
 from retrieval.search import RetrievalSet
 

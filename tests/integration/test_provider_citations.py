@@ -16,12 +16,12 @@ import json
 import pytest
 
 from answer.audit import SQLiteAuditLog
-from answer.extract import AnswerExtractor
+from answer.gate import AnswerGate, Thresholds
+from answer.gate.features import AnswerExtractor
+from answer.gate.vocabulary import Vocabulary
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from answer.provider_citations import ProviderCitationGenerator
-from answer.relevance import AnswerGate, RelevanceJudge
-from answer.vocabulary import Vocabulary
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUNDS
 from tests.integration.test_llm_adversarial import ANON, REFUND_QUOTE, RETRIES, SECRET, FixedRetriever
@@ -240,7 +240,7 @@ def test_verified_but_beside_the_point_citations_meet_the_answer_gate(provider):
     beside = reply(provider.wire, (PAYLOAD, [(1, PAYLOAD)]))
     provider.push(beside)
     texts = [REFUNDS.text, LIMITS.text, RETRIES.text]
-    judge = RelevanceJudge(AnswerExtractor(vocabulary=lambda: Vocabulary.from_texts(texts)), AnswerGate(floor=0.5, support_floor=0.4))
+    judge = AnswerGate(AnswerExtractor(vocabulary=lambda: Vocabulary.from_texts(texts)), Thresholds(floor=0.5, support_floor=0.4))
     answer = ask(provider, judge=judge, question="How many times are failed deliveries retried?")
     assert (answer.state, answer.claims) == ("refused", ())
     assert answer.attempts[0].quotes[0].check.verified  # the citation itself was fine

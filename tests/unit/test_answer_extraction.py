@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from answer.draft import Draft, DraftClaim, Quote
-from answer.extract import AnswerExtractor, spans_of, type_fit
-from answer.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
-from answer.relevance import AnswerGate, RelevanceJudge, names
+from answer.gate import AnswerGate, Thresholds
+from answer.gate.features import AnswerExtractor, spans_of, type_fit
+from answer.gate.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
+from answer.gate.stage import names
+from answer.gate.vocabulary import Vocabulary
 from answer.spans import ITEM, ROW, is_table_row, table_header, units
 from answer.verify import verify
-from answer.vocabulary import Vocabulary
 from ingest.text import stem
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -100,9 +101,9 @@ def test_round_the_clock_is_not_an_amount():
     assert fits["Sessions last 30 minutes, 24/7."] == 1
 
 
-def _judge(*texts: str) -> RelevanceJudge:
+def _judge(*texts: str) -> AnswerGate:
     vocabulary = Vocabulary.from_texts(texts)
-    return RelevanceJudge(AnswerExtractor(vocabulary=lambda: vocabulary), AnswerGate(floor=0.5, support_floor=0.4))
+    return AnswerGate(AnswerExtractor(vocabulary=lambda: vocabulary), Thresholds(floor=0.5, support_floor=0.4))
 
 
 def _rset(question: str, *chunks):  # noqa: ANN002
@@ -166,7 +167,7 @@ def test_the_answer_side_stem_joins_a_word_family(family):
 
 def test_a_question_in_another_form_of_the_docs_word_is_answered():
     text = "Events are kept for the retention period of your plan: 3 days on Free and 30 days on Growth."
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     rset = renumber("q", Viewer.anonymous(), [(make_chunk("api/events", "retention", text, title="Events"), 1.0)])
     chosen, reasons = judge.pick(judge.question("How long are events retained?"), rset)
     assert [s.span.text for s in chosen] == [text], reasons

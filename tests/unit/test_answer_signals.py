@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from answer.asides import asks_history, is_history, is_navigation
-from answer.conflicts import amounts, disagree
 from answer.draft import Draft, DraftClaim, Quote
-from answer.extract import AnswerExtractor, coverage, spans_of
-from answer.relevance import AnswerGate, RelevanceJudge
+from answer.gate import AnswerGate, Thresholds
+from answer.gate.asides import asks_history, is_history, is_navigation
+from answer.gate.conflicts import amounts, disagree
+from answer.gate.features import AnswerExtractor, coverage, spans_of
 from answer.spans import introduced_block, units
 from answer.verify import text_fragment, verify
 from retrieval.search import renumber
@@ -80,7 +80,7 @@ def test_history_is_context_unless_the_question_asks_about_changes():
     rset = renumber("q", Viewer.anonymous(), [
         (make_chunk("guide/config", "port", "In v2.x, the dev server ran on port 3000.", title="Dev server"), 1.0),
         (make_chunk("guide/config", "port-now", "The dev server runs on port 4321.", title="Dev server"), 0.9)])
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     top = judge.extractor.rank(judge.question("Which port does the dev server run on?"), rset)[0]
     assert top.span.text == "The dev server runs on port 4321." and "history" not in top.features
 
@@ -106,7 +106,7 @@ def test_a_planted_contradiction_is_shown_beside_the_answer_and_flagged():
     real = make_chunk("sdk/config", "timeouts", "The default request timeout of the SDKs is 30 seconds.", title="SDK configuration")
     planted = make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.", title="Tips")
     rset = renumber("What is the default request timeout of the SDKs?", Viewer.anonymous(), [(real, 1.0), (planted, 0.9)])
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     chosen, _ = judge.pick(judge.question(rset.question), rset)
     assert {s.span.text for s in chosen} == {real.text, planted.text}
     draft = Draft(False, tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text) for s in chosen))
@@ -121,7 +121,7 @@ def test_a_section_headed_by_the_default_states_it_in_its_lead():
     other = make_chunk("guides/prefetch", "strategies", "The viewport strategy prefetches links as they scroll into view.",
                        title="Prefetch", heading="Strategies")
     rset = renumber("q", Viewer.anonymous(), [(other, 1.0), (lead, 0.9)])
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     scored = {s.span.text: s for s in judge.extractor.rank(judge.question("What is the default prefetch strategy?"), rset)}
     assert scored[lead.text].features.get("type", 0) > 0 and "type" not in scored[other.text].features
 
@@ -140,7 +140,7 @@ def test_sources_that_disagree_are_shown_side_by_side_without_a_verified_badge()
     planted = make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.", title="Tips")
     embedder = HashEmbedder()
     store = MemoryStore(embedder, [real, planted])
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ExtractiveGenerator(judge=judge), judge=judge)
     answer = answerer.ask("What is the default request timeout of the SDKs?", Viewer.anonymous())
     assert answer.state == "answered" and answer.disagreement
@@ -158,7 +158,7 @@ def test_a_sentence_already_quoted_is_not_quoted_again_from_a_copy():
     a = make_chunk("app/install", "node", text, title="Install")
     b = make_chunk("app/migrate", "node", "Cypress comes bundled with its own Node.js version.", title="Migration")
     rset = renumber("q", Viewer.anonymous(), [(a, 1.0), (b, 0.9)])
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     chosen, _ = judge.pick(judge.question("Which Node.js versions does Cypress support?"), rset)
     texts = [" ".join(s.span.text.split()) for s in chosen]
     assert len(texts) == len(set(texts))
@@ -170,7 +170,7 @@ def test_a_changelog_row_never_leads_while_a_current_statement_answers():
     current = make_chunk("api/viewport", "limits", "A viewport can be at most 4000 pixels wide.", title="viewport",
                          heading="Limits")
     rset = renumber("q", Viewer.anonymous(), [(changelog, 1.0), (current, 0.9)])
-    judge = RelevanceJudge(AnswerExtractor(), AnswerGate(floor=0.0, quantity_focus=0.0))
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0, quantity_focus=0.0))
     question = judge.question("What is the max viewport size?")
     ranked = judge.extractor.rank(question, rset)
     assert ranked[0].span.handle == "c1"  # by score alone the history row would lead
@@ -183,12 +183,12 @@ def test_a_changelog_row_never_leads_while_a_current_statement_answers():
 @pytest.mark.parametrize("sentence", ["There is no explicit file size limit in Cypress itself.",
                                       "Files have no size limit.", "The size of a file is not limited."])
 def test_stating_there_is_no_limit_answers_a_quantity_question(sentence):
-    from answer.shape import states_quantity
+    from answer.gate.shape import states_quantity
 
     assert states_quantity(sentence)
     assert not states_quantity("Large files are slow to load.")
     rset = renumber("q", Viewer.anonymous(), [(make_chunk("api/fixture", "size", sentence, title="fixture"), 1.0)])
-    judge = RelevanceJudge(AnswerExtractor(), AnswerGate(floor=0.0, quantity_focus=0.0, max_absent=1.0))
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0, quantity_focus=0.0, max_absent=1.0))
     assert judge.pick(judge.question("What is the maximum file size?"), rset)[0]
 
 
@@ -196,12 +196,12 @@ def test_stating_there_is_no_limit_answers_a_quantity_question(sentence):
                                       "Which port does the server use without setting PORT?",
                                       "What happens when you don't configure a timeout?"])
 def test_a_question_about_what_happens_when_nothing_is_set_asks_for_the_default(question):
-    assert RelevanceJudge(AnswerExtractor()).question(question).kind == "default"
+    assert AnswerGate(AnswerExtractor()).question(question).kind == "default"
 
 
 def test_a_list_introduced_by_a_sentence_names_the_default_for_a_default_question():
     text = "The type of aside to display:\n\n- `note` asides (the default) are blue.\n- `tip` asides are purple."
-    judge = RelevanceJudge(AnswerExtractor())
+    judge = AnswerGate(AnswerExtractor())
     question = judge.question("If I don't set a type on an Aside, what kind of aside do I get?")
     shown = [s for s in judge.extractor.rank(question, renumber("q", Viewer.anonymous(), [(hit_of(text).chunk, 1.0)]))
              if s.span.introduces]
@@ -213,7 +213,7 @@ def test_the_words_inside_a_compound_name_count_as_what_a_section_mentions():
 
     assert compound_parts("`retryOnNetworkFailure` and max_retries, cy.get") == "retry On Network Failure max retries"
     row = make_chunk("api/request", "options", "`retryOnNetworkFailure` | `true` | Retries up to 4 times.", title="request")
-    question = RelevanceJudge(AnswerExtractor()).question("How often is a network failure retried?")
+    question = AnswerGate(AnswerExtractor()).question("How often is a network failure retried?")
     span = spans_of(renumber("q", Viewer.anonymous(), [(row, 1.0)]).hits[0], 0)[0]
     assert coverage(question, span) == 1.0
 
@@ -231,7 +231,7 @@ def test_a_contradiction_between_two_pages_is_noticed_on_a_site_without_versions
     planted = replace(make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.",
                                  title="Tips"), doc_version=versions[1])
     rset = renumber("What is the default request timeout of the SDKs?", Viewer.anonymous(), [(real, 1.0), (planted, 0.9)])
-    judge = RelevanceJudge(AnswerExtractor(current_version=current_version))
+    judge = AnswerGate(AnswerExtractor(current_version=current_version))
     chosen, _ = judge.pick(judge.question(rset.question), rset)
     assert {s.span.text for s in chosen} == {real.text, planted.text} or not expected  # a rival is always shown
     draft = Draft(False, tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text)

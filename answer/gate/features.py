@@ -1,4 +1,4 @@
-"""Answer extraction: which spans of the retrieved sections answer the question, best first.
+"""Span features: which spans of the retrieved sections answer the question, best first.
 
 A stage of its own, used by the offline generator to propose quotes and by the
 answer gate to judge any generator's quotes. Candidates are runs of whole
@@ -16,6 +16,8 @@ say *why* a span won:
 - `rank`, `length` and `version`: retrieval order, a small cost per extra
   sentence, and the wanted docs version (named in the question, else browsed,
   else the site's current one).
+
+How much each counts is `weights.Weights`.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
+from ..spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
 from .asides import asks_history, is_history, is_navigation
 from .question import DEFAULT, Question
 from .shape import shape_fit
-from .spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
 from .vocabulary import EMPTY, Vocabulary
+from .weights import MAX_UNITS, TOP_HITS, Weights
 
 
 @dataclass(frozen=True)
@@ -69,23 +72,6 @@ class Scored:
     features: Mapping[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Weights:
-    """How much each feature counts; one place to read the extractor's judgement."""
-
-    meaning: float = 1.0
-    section: float = 0.35
-    terms: float = 0.45
-    identifiers: float = 0.35
-    type_match: float = 0.12
-    type_miss: float = 0.12
-    lead: float = 0.04
-    rank: float = 0.025
-    other_version: float = 0.15
-    history: float = 0.12  # a past version or a rename, for a question that does not ask about changes
-    length: float = 0.05  # per unit beyond the first: a longer quote must earn its length
-
-
 class AnswerExtractor:
     """Scores every span of the top hits against the question."""
 
@@ -93,7 +79,7 @@ class AnswerExtractor:
         self,
         embedder: Embedder | None = None,
         *,
-        top_hits: int = 6,
+        top_hits: int = TOP_HITS,
         current_version: str = "",
         vocabulary: Callable[[], Vocabulary] | None = None,
         weights: Weights | None = None,
@@ -202,8 +188,6 @@ class AnswerExtractor:
         wanted = question.versions or ({preferred} if preferred else {self.current_version} if self.current_version else set())
         return bool(span.version and wanted and span.version not in wanted)
 
-
-MAX_UNITS = 3
 
 
 def spans_of(hit: Hit, rank: int) -> list[Span]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from ingest.documents import Chunk
 from ingest.text import key_terms
 
+from .weights import COMMON_SHARE
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -56,8 +58,8 @@ class Vocabulary:
 
     @functools.cached_property
     def common(self) -> frozenset[str]:
-        """Terms on more than 30 % of all chunks: the site's own name and subject, never a question's focus."""
-        return frozenset(t for t, n in self.frequency.items() if n > 0.3 * self.documents)
+        """Terms on more than `COMMON_SHARE` (30 %) of all chunks: the site's own name and subject, never a question's focus."""
+        return frozenset(t for t, n in self.frequency.items() if n > COMMON_SHARE * self.documents)
 
 
 EMPTY = Vocabulary(0, {})

@@ -26,13 +26,14 @@ from dataclasses import dataclass, replace
 from ingest.text import key_terms, lexical_terms
 from retrieval.search import Hit, RetrievalSet
 
+from ..findings import Finding
+from ..verify import DIRECT, SUPPORTING, Claim
 from .asides import asks_history, is_history
 from .conflicts import disagree
-from .extract import AnswerExtractor, Scored, coverage, readable_hits, type_fit
-from .findings import Finding
+from .features import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .question import Question, analyze
-from .verify import DIRECT, SUPPORTING, Claim
 from .vocabulary import Vocabulary
+from .weights import Thresholds
 
 _NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,})(?![\w`])")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
@@ -47,43 +48,36 @@ class Verdict:
     reasons: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class AnswerGate:
-    """Thresholds of the gate; the defaults were set on tests/eval and checked on a held-out site."""
+def direct_verdict(question: Question, scored: Scored, hit: Hit, absent: float, vocabulary: Vocabulary,
+                   t: Thresholds) -> Verdict:
+    """Does this span answer the question on its own? `absent` is `absent_share` of this retrieval set."""
+    reasons: list[str] = []
+    unnamed = unnamed_in(question, hit, vocabulary)
+    if unnamed:
+        reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+    if absent >= t.max_absent:
+        reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
+    if question.wants_number and type_fit(question, scored.span) < 0:
+        reasons.append("the question asks for a quantity and the quote states none")
+    elif question.wants_number and coverage(question, scored.span, vocabulary) < t.quantity_focus:
+        reasons.append("the quote states a quantity of something else than the question asks about")
+    if scored.score < t.floor:
+        reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {t.floor})")
+    return Verdict(not reasons, scored.score, tuple(reasons))
 
-    floor: float = 0.75  # extraction score of the direct answer
-    support_within: float = 0.35  # a supporting span scores within this of the direct answer
-    support_floor: float = 0.65  # and at least this
-    max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
-    quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
 
-    def direct(self, question: Question, scored: Scored, hit: Hit, absent: float, vocabulary: Vocabulary) -> Verdict:
-        """Does this span answer the question on its own? `absent` is `absent_share` of this retrieval set."""
-        reasons: list[str] = []
-        unnamed = unnamed_in(question, hit, vocabulary)
-        if unnamed:
-            reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
-        if absent >= self.max_absent:
-            reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
-        if question.wants_number and type_fit(question, scored.span) < 0:
-            reasons.append("the question asks for a quantity and the quote states none")
-        elif question.wants_number and coverage(question, scored.span, vocabulary) < self.quantity_focus:
-            reasons.append("the quote states a quantity of something else than the question asks about")
-        if scored.score < self.floor:
-            reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {self.floor})")
-        return Verdict(not reasons, scored.score, tuple(reasons))
-
-    def supporting(self, question: Question, scored: Scored, hit: Hit, best: float, vocabulary: Vocabulary) -> Verdict:
-        """May this span stand after the direct answer? It must be nearly as relevant and name what it is about."""
-        reasons: list[str] = []
-        unnamed = unnamed_in(question, hit, vocabulary)
-        if unnamed:
-            reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
-        if scored.score < max(self.support_floor, best - self.support_within):
-            reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
-        elif not names_focus(question, scored.span.text):
-            reasons.append("the quote itself names nothing the question asks about")
-        return Verdict(not reasons, scored.score, tuple(reasons))
+def supporting_verdict(question: Question, scored: Scored, hit: Hit, best: float, vocabulary: Vocabulary,
+                       t: Thresholds) -> Verdict:
+    """May this span stand after the direct answer? It must be nearly as relevant and name what it is about."""
+    reasons: list[str] = []
+    unnamed = unnamed_in(question, hit, vocabulary)
+    if unnamed:
+        reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+    if scored.score < max(t.support_floor, best - t.support_within):
+        reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
+    elif not names_focus(question, scored.span.text):
+        reasons.append("the quote itself names nothing the question asks about")
+    return Verdict(not reasons, scored.score, tuple(reasons))
 
 
 def names(question: str) -> list[str]:
@@ -150,18 +144,24 @@ class Judgement:
     disagree: bool = False  # two sources state different values for the same thing: both shown, neither verified
 
 
-class RelevanceJudge:
-    """Question analysis, span scoring and the gate, shared by the extractive generator and the pipeline."""
+class AnswerGate:
+    """The one stage between retrieval and the verifier's output that decides what answers.
+
+    `pick` proposes the spans the extractive generator drafts from; `judge` orders any generator's verified
+    claims direct-first and sets aside those beside the point. Both score spans the same way (`features.py`)
+    and apply the same tests (`direct_verdict`, `supporting_verdict`), so an LLM's quote and the extractor's
+    own proposal of the same text are judged alike. It never adds a quote: it only orders and drops.
+    """
 
     def __init__(
         self,
         extractor: AnswerExtractor,
-        gate: AnswerGate | None = None,
+        thresholds: Thresholds | None = None,
         *,
         site_terms: frozenset[str] = frozenset(),
     ) -> None:
         self.extractor = extractor
-        self.gate = gate or AnswerGate()
+        self.thresholds = thresholds or Thresholds()
         self.site_terms = site_terms
 
     @property
@@ -182,8 +182,9 @@ class RelevanceJudge:
         absent = absent_share(question, readable_hits(rset), vocabulary)
         direct = None
         first_reasons: tuple[str, ...] = ()
-        for scored in current_first(question, ranked[:5]):  # a span failing only on a name may have a neighbour that passes
-            verdict = self.gate.direct(question, scored, rset.get(scored.span.handle), absent, vocabulary)  # type: ignore[arg-type]
+        for scored in current_first(question, ranked[: self.thresholds.direct_tries]):  # a span failing only on a name may have a neighbour that passes
+            verdict = direct_verdict(question, scored, rset.get(scored.span.handle), absent, vocabulary,  # type: ignore[arg-type]
+                                     self.thresholds)
             if verdict.answers:
                 direct = scored
                 break
@@ -198,7 +199,7 @@ class RelevanceJudge:
             if scored is rival or any(_overlaps(scored, c) or _same_words(scored, c) for c in chosen):
                 continue  # a sentence the answer already quotes (from this section or a copy elsewhere) adds nothing
             hit = rset.get(scored.span.handle)
-            if hit is not None and self.gate.supporting(question, scored, hit, direct.score, vocabulary).answers:
+            if hit is not None and supporting_verdict(question, scored, hit, direct.score, vocabulary, self.thresholds).answers:
                 chosen.append(scored)
         return chosen + ([rival] if rival is not None else []), ()
 
@@ -216,7 +217,7 @@ class RelevanceJudge:
         vocabulary = self.extractor.vocabulary()
         absent = absent_share(question, readable_hits(rset), vocabulary)
         best = self._best(question, claims, rset)
-        verdicts = [self.gate.direct(question, s, h, absent, vocabulary) for s, h in best]
+        verdicts = [direct_verdict(question, s, h, absent, vocabulary, self.thresholds) for s, h in best]
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
@@ -243,7 +244,7 @@ class RelevanceJudge:
                 kept.append(replace(claims[i], role=SUPPORTING))  # the docs disagree: shown too, never dropped
                 rivals = True
                 continue
-            verdict = self.gate.supporting(question, best[i][0], best[i][1], best[lead][0].score, vocabulary)
+            verdict = supporting_verdict(question, best[i][0], best[i][1], best[lead][0].score, vocabulary, self.thresholds)
             if verdict.answers:
                 kept.append(replace(claims[i], role=SUPPORTING))
             else:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from ingest.text import key_terms
 
+from .weights import SAME_THING
+
 # A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds").
 _AMOUNT = re.compile(
     r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|"
@@ -32,7 +34,6 @@ for _names, _family, _factor in (
 ):
     for _name in _names:
         _SCALE[_name] = (_family, _factor)
-SAME_THING = 0.75  # share of the shorter quote's key terms (amounts aside) the other uses too
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,48 @@
+"""Every number the answer gate decides with, in one place.
+
+The gate's judgement is a weighted sum of named span features (`features.py`)
+and a few thresholds on it (`stage.py`). They were set on content/ only and
+checked on held-out sites (cypress-docs, Starlight); see docs/performance.mdx
+for the figures each change was held to. Change one here, and `make eval`
+reports every set before it is kept. Tests build their own `Weights` or
+`Thresholds` to isolate one decision; nothing else hides a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each span feature counts towards its score."""
+
+    meaning: float = 1.0  # embedding similarity of the question and the span
+    section: float = 0.35  # similarity of the question and the span's title and headings
+    terms: float = 0.45  # rarity-weighted share of the question's focus the span and its headings use
+    identifiers: float = 0.35  # share of the question's code-like tokens the span names
+    type_match: float = 0.12  # the span has the shape the question's kind asks for
+    type_miss: float = 0.12  # … or clearly has not
+    lead: float = 0.04  # the span opens its section
+    rank: float = 0.025  # per retrieval rank below the top hit
+    other_version: float = 0.15  # a docs version other than the one wanted
+    history: float = 0.12  # a past version or a rename, for a question that does not ask about changes
+    length: float = 0.05  # per unit beyond the first: a longer quote must earn its length
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a scored span answers, may stand beside the answer, or when nothing answers."""
+
+    floor: float = 0.75  # extraction score of the direct answer
+    support_within: float = 0.35  # a supporting span scores within this of the direct answer
+    support_floor: float = 0.65  # and at least this
+    max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
+    quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
+    direct_tries: int = 5  # best spans tried for the direct answer (one failing only on a name may have a neighbour)
+
+
+TOP_HITS = 6  # retrieved sections whose spans are candidates
+MAX_UNITS = 3  # sentences one candidate span may join (items and table rows stand alone)
+COMMON_SHARE = 0.3  # a term on more than this share of all chunks is the site's subject, never a question's focus
+SAME_THING = 0.75  # two amounts disagree only when this share of the shorter quote's key terms is in the other too
