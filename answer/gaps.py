@@ -32,11 +32,12 @@ from datetime import UTC, datetime
 import numpy as np
 
 from retrieval.embedder import Embedder
+from retrieval.protocols import StoreReader
 
 from .answer_log import AnswerLog, GapRow
 from .clusters import THRESHOLD, central, cluster
 from .errors import AuditError
-from .readable import LiveChunks, fully_readable, live_hashes, needs_lookup
+from .readable import fully_readable, live_hashes, needs_lookup
 from .record import REFUSED, UNVERIFIED, State
 from .redaction import redact
 
@@ -93,7 +94,7 @@ class GapReport:
     pending: int = 0  # readable answers left out because their question was not embedded yet (over `limit`)
 
 
-def gap_report(audit: AnswerLog, store: LiveChunks, embedder: Embedder, groups: frozenset[str], *,
+def gap_report(audit: AnswerLog, store: StoreReader, embedder: Embedder, groups: frozenset[str], *,
                since: float, site_name: str = "", threshold: float = THRESHOLD, limit: int | None = None) -> GapReport:
     """The report of answers since `since` that `groups` may read in full, from the log and the live index.
 

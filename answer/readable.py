@@ -10,18 +10,11 @@ every retrieved chunk passes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+from collections.abc import Iterable
 
-from ingest.documents import Chunk
+from retrieval.protocols import StoreReader
 
 from .record import AnswerRecord
-
-
-class LiveChunks(Protocol):
-    """What the rule reads from the live index: chunks by id, filtered by the reader's groups."""
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
 
 
 def readable_handles(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> set[str]:
@@ -43,7 +36,7 @@ def needs_lookup(record: AnswerRecord) -> list[str]:
     return [r.id for r in record.retrieved if r.id]
 
 
-def live_hashes(store: LiveChunks, groups: frozenset[str], ids: Iterable[str]) -> dict[str, str]:
+def live_hashes(store: StoreReader, groups: frozenset[str], ids: Iterable[str]) -> dict[str, str]:
     """id → hash of the given chunks the reader may read in the live index (one lookup for many answers)."""
     wanted = sorted(set(ids))
     return {c.id: c.hash for c in store.chunks(groups=sorted(groups), ids=wanted)} if wanted else {}

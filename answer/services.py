@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from ingest.site import SiteConfig, load_site_config
 from ingest.text import key_terms
 from retrieval.embedder import Embedder
-from retrieval.lexical import ChunkSource, LexicalSearcher
+from retrieval.lexical import LexicalSearcher
 from retrieval.protocols import StoreReader
 from retrieval.search import DenseRetriever, HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
@@ -164,7 +164,7 @@ def build_checker(settings: Settings) -> SupportChecker:
     return DeterministicChecker()
 
 
-def changed_sources(store: ChunkSource, record: AnswerRecord) -> dict[str, str]:
+def changed_sources(store: StoreReader, record: AnswerRecord) -> dict[str, str]:
     """Cited chunk id → 'changed' or 'removed' when the live index no longer matches the answer."""
     cited = {c.chunk_id: c.hash for claim in record.claims for c in claim.citations}
     live = {chunk.id: chunk.hash for chunk in store.chunks(ids=sorted(cited))}

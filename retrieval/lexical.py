@@ -5,9 +5,8 @@ from only the chunks that set may read (the store's own ACL filter), so a
 restricted chunk is never scored for, nor counted in the term statistics of,
 a viewer who may not read it.
 
-Freshness: each cached index remembers the store state it was built from.
-A store with a generation (which every ingest changes at its access step and
-at its commit) is held as one `Snapshot`: a `ChunkTable` (read whole once,
+Freshness: the store's generation (which every ingest changes at its access
+step and at its commit) is held as one `Snapshot`: a `ChunkTable` (read whole once,
 then refreshed by the rows stamped since, see `retrieval.refresh`) and every
 group-set's index cut from it with the same access rule as the store's
 `where`. The generation is compared on every query; when it moved, the
@@ -16,10 +15,8 @@ answers (a restriction or a page made public again counts from the next
 query on) and the next snapshot is prepared in the background. Until it is
 swapped in, BM25 hits are re-checked against the served table (`served`), so
 a restricted chunk is never returned; its terms may still count in the old
-index's statistics for that window (seconds). A store without
-one is compared by chunk count on every query and by full fingerprint (every
-chunk id and content hash) at most every `recheck_seconds`. `refresh()` drops
-every cached index at once.
+index's statistics for that window (seconds). `refresh()` drops the snapshot
+at once.
 """
 
 from __future__ import annotations
@@ -28,17 +25,16 @@ import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ingest.documents import Chunk
 from ingest.text import tokenize
 
-from .records import Changes, Record, Row
+from .protocols import StoreReader
 from .refresh import apply_access, apply_changes, refresh_table
 from .table import ChunkTable
 
@@ -50,37 +46,13 @@ def searchable_text(chunk: Chunk) -> str:
     return "\n".join((chunk.title, *chunk.heading_path, chunk.text))
 
 
-class ChunkSource(Protocol):
-    """What the lexical index needs from a store: its size and its chunks filtered by reader groups."""
-
-    def count(self) -> int: ...
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
-
-
-class TableSource(ChunkSource, Protocol):
-    """A store that can hand over its whole index at once, say when it changed and what changed since (see `ChunkTable`)."""
-
-    def generation(self) -> str: ...
-
-    def records(self) -> list[Record]: ...
-
-    def rows(self) -> list[Row]: ...
-
-    def changes(self, since: str) -> Changes | None: ...
-
-    def vectors(self, ids: Sequence[str]) -> list[list[float]]: ...
-
-
-def served(table: ChunkTable | None, hits: list[tuple[Chunk, float]], groups: frozenset[str]) -> list[tuple[Chunk, float]]:
+def served(table: ChunkTable, hits: list[tuple[Chunk, float]], groups: frozenset[str]) -> list[tuple[Chunk, float]]:
     """BM25 hits as the served table holds them: only rows `groups` may read there, with the table's metadata.
 
     A snapshot's BM25 index is cut when its content was prepared; the access
     part of a later change reaches the table first, so a hit is re-checked
     against the table before it is used.
     """
-    if table is None:
-        return hits
     return [(chunk, score) for chunk, score in ((table.get(c.id), s) for c, s in hits if table.may_read(c.id, groups))
             if chunk is not None]
 
@@ -170,8 +142,7 @@ class Snapshot:
 class LexicalSearcher:
     """BM25 over a store, one cached index per reader group-set, rebuilt when the store changes.
 
-    With a store that has a generation and hands over its records, the
-    searcher also holds the `ChunkTable` every index is cut from, and the
+    The searcher also holds the `ChunkTable` every index is cut from, and the
     table is what the hybrid retriever reads texts and vectors from. A query
     never waits for the next table: when the generation moves, the query
     applies only the access part of the change to the served snapshot
@@ -183,13 +154,11 @@ class LexicalSearcher:
     before it answers, as every change did before stamps.
     """
 
-    def __init__(self, store: ChunkSource, *, recheck_seconds: float = 30.0, max_indexes: int = 16) -> None:
+    def __init__(self, store: StoreReader, *, max_indexes: int = 16) -> None:
         self.store = store
-        self.recheck_seconds = recheck_seconds
         self.max_indexes = max_indexes
-        self._cache: OrderedDict[frozenset[str], tuple[str, float, LexicalIndex]] = OrderedDict()
         self._snapshot: Snapshot | None = None
-        self._lock = threading.Lock()  # the cache, and the background thread's state
+        self._lock = threading.Lock()  # the snapshot's index cache, and the background thread's state
         self._access = threading.Lock()  # held while the served snapshot is replaced
         self._building = threading.Lock()  # held while the next table is prepared
         self._wanted = False
@@ -198,15 +167,9 @@ class LexicalSearcher:
         self.prepared = 0  # snapshots swapped in by the background
         self._terms = TermCache()
 
-    @property
-    def follows_generation(self) -> bool:
-        """True when the store says when it changed, so the cache is exactly as fresh as the store."""
-        return callable(getattr(self.store, "generation", None)) and callable(getattr(self.store, "records", None))
-
     def refresh(self) -> None:
-        """Forget every cached index; the next query rebuilds from the store."""
+        """Forget the snapshot; the next query reads the store whole."""
         with self._access, self._lock:
-            self._cache.clear()
             self._snapshot = None
 
     def follow(self) -> None:
@@ -215,15 +178,10 @@ class LexicalSearcher:
         What an in-process ingest calls at its access step, so a restriction
         is live before its embedding starts, whatever queries arrive.
         """
-        if self.follows_generation:
-            self._current(self._source().generation())
-        else:
-            self.refresh()
+        self._current(self.store.generation())
 
     def settle(self, timeout: float = 60.0) -> bool:
         """Wait until the served snapshot holds the store's current generation whole; False on timeout."""
-        if not self.follows_generation:
-            return True
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.caught_up():
@@ -233,9 +191,7 @@ class LexicalSearcher:
 
     def caught_up(self) -> bool:
         """True when the served snapshot holds the store's current generation whole and nothing is being prepared."""
-        if not self.follows_generation:
-            return True
-        state = self._source().generation()
+        state = self.store.generation()
         snap = self._current(state)
         with self._lock:
             idle = self._running is None
@@ -247,11 +203,11 @@ class LexicalSearcher:
         return served(table, index.search(question, k), frozenset(groups))
 
     def table(self, state: str | None = None) -> ChunkTable:
-        """The chunk table served for the store's current generation (a store without one: use `index_for`)."""
-        return self._current(state if state is not None else self._source().generation()).table
+        """The chunk table served for the store's current generation."""
+        return self._current(state if state is not None else self.store.generation()).table
 
-    def view(self, groups: Iterable[str]) -> tuple[ChunkTable | None, LexicalIndex]:
-        """The chunk table (None for a store without one) and the BM25 index of what `groups` may read, of one snapshot.
+    def view(self, groups: Iterable[str]) -> tuple[ChunkTable, LexicalIndex]:
+        """The chunk table and the BM25 index of what `groups` may read, of one snapshot.
 
         The index may be a generation behind the table's access: filter its
         hits with `served`, as `search` does.
@@ -259,9 +215,7 @@ class LexicalSearcher:
         key = frozenset(groups)
         if not key:
             raise ValueError("a lexical search needs at least one reader group")
-        if not self.follows_generation:
-            return None, self._index_by_count(key)
-        snap = self._current(self._source().generation())
+        snap = self._current(self.store.generation())
         index = snap.indexes.get(key)
         if index is None:  # a group-set this snapshot has not met: built now, from the served table
             index = LexicalIndex.build(snap.table.readable(key), terms=self._terms)
@@ -275,9 +229,6 @@ class LexicalSearcher:
         """The index of exactly the chunks `groups` may read, fresh against the store."""
         return self.view(groups)[1]
 
-    def _source(self) -> Any:
-        return self.store
-
     def _current(self, state: str) -> Snapshot:
         """The snapshot to serve for generation `state`, its access applied; the content is prepared off this thread."""
         snap = self._snapshot
@@ -285,7 +236,7 @@ class LexicalSearcher:
             with self._access:
                 snap = self._snapshot
                 if snap is None:
-                    table = ChunkTable.build(self._source().records())  # the first load: nothing to serve yet
+                    table = ChunkTable.build(self.store.records())  # the first load: nothing to serve yet
                     self.reread = len(table)
                     snap = self._snapshot = Snapshot(state, state, table, {})
                 elif snap.access != state:
@@ -296,7 +247,7 @@ class LexicalSearcher:
 
     def _with_access(self, snap: Snapshot) -> Snapshot:
         """`snap` with the access changed since its access generation applied (called holding `_access`)."""
-        store = self._source()
+        store = self.store
         changes = store.changes(snap.access)
         if changes is not None:
             return replace(snap, table=apply_access(snap.table, changes), access=changes.generation)
@@ -333,7 +284,7 @@ class LexicalSearcher:
             base = self._snapshot
             if base is None or base.content == base.access:
                 return
-            store = self._source()
+            store = self.store
             changes = store.changes(base.content)
             if changes is not None and changes.complete:
                 target = changes.generation
@@ -362,30 +313,3 @@ class LexicalSearcher:
                 self.reread, self.prepared = reread, self.prepared + 1
             if access != target:
                 self._wake()
-
-    def _index_by_count(self, key: frozenset[str]) -> LexicalIndex:
-        """For a store with no generation: compare the count on every query, the full fingerprint now and then."""
-        count = self.store.count()
-        state = f"{count}/"
-        now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None:
-            built_state, checked_at, index = cached
-            if built_state == state and now - checked_at < self.recheck_seconds:
-                return index
-        chunks = self.store.chunks(groups=sorted(key)) if count else []
-        fingerprint = chunk_fingerprint(chunks)
-        if cached is not None and cached[2].fingerprint == fingerprint:
-            index = cached[2]
-        else:
-            index = LexicalIndex.build(chunks, fingerprint)
-        self._remember(key, state, index)
-        return index
-
-    def _remember(self, key: frozenset[str], state: str, index: LexicalIndex) -> None:
-        with self._lock:
-            self._cache[key] = (state, time.monotonic(), index)
-            self._cache.move_to_end(key)
-            while len(self._cache) > self.max_indexes:
-                self._cache.popitem(last=False)

@@ -1,7 +1,8 @@
 """The store seam: what callers use of a store, as protocols, so none of them names an implementation.
 
 Search, the chunk table, the answer step and the web layer read through
-`StoreReader`; the indexer writes through `Store.open_for_write`. Chroma
+`StoreReader`, all of it (no caller asks a store what it can do); the indexer
+writes through `Store.open_for_write`. Chroma
 (`retrieval.store.ChromaStore`, embedded or server) and the in-memory test
 store implement them, and one contract suite runs against each, so a test
 that passes against the fake says something about Chroma.
@@ -42,6 +43,10 @@ class StoreReader(VectorStore, Protocol):
 
     def records(self) -> list[Record]:
         """Every stored chunk with its vector and the groups its access keys admit."""
+        ...
+
+    def rows(self) -> list[Row]:
+        """Every stored chunk's metadata (no texts, no vectors): what a build or a table refresh diffs against."""
         ...
 
     def generation(self) -> str:
@@ -90,11 +95,7 @@ class StoreWriter(Protocol):
 
 
 class Store(StoreReader, Protocol):
-    """A store the indexer can build: the reader, the stored rows to diff against, and a writer."""
-
-    def rows(self) -> list[Row]:
-        """Every stored chunk's metadata (no texts, no vectors): what an incremental build diffs against."""
-        ...
+    """A store the indexer can build: the reader and a writer."""
 
     def open_for_write(self, manifest: Manifest, *, fresh: bool = False) -> StoreWriter:
         """A writer into the live index, or into a new build when `fresh` (a full rebuild).

@@ -30,26 +30,15 @@ the row is read again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Protocol
 
 import numpy as np
 
 from ingest.documents import Chunk
 
+from .protocols import StoreReader
 from .records import Changes, Row
 from .table import ChunkTable
-
-
-class DiffSource(Protocol):
-    """A store that can list every chunk's stored row (metadata, no text), and read chunks and vectors by id."""
-
-    def rows(self) -> list[Row]: ...
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
-
-    def vectors(self, ids: Sequence[str]) -> list[list[float]]: ...
 
 
 def apply_access(table: ChunkTable, changes: Changes) -> ChunkTable:
@@ -79,20 +68,20 @@ def apply_access(table: ChunkTable, changes: Changes) -> ChunkTable:
     return table.relabelled(rows) if rows else table
 
 
-def apply_changes(table: ChunkTable, changes: Changes, store: DiffSource) -> tuple[ChunkTable, int]:
+def apply_changes(table: ChunkTable, changes: Changes, store: StoreReader) -> tuple[ChunkTable, int]:
     """The next table from a change listing: rows not listed are kept, deleted ones dropped, changed ones diffed."""
     listed = {row.chunk.id: row for row in changes.rows}
     ids = sorted({c.id for c in table.chunks if c.id not in changes.deleted} | set(listed))
     return _rebuild(table, ids, listed, store)
 
 
-def refresh_table(table: ChunkTable, store: DiffSource) -> tuple[ChunkTable, int]:
+def refresh_table(table: ChunkTable, store: StoreReader) -> tuple[ChunkTable, int]:
     """The table of the store's current content and how many rows were re-read; unchanged rows are reused."""
     stored = {row.chunk.id: row for row in store.rows()}
     return _rebuild(table, sorted(stored), stored, store)
 
 
-def _rebuild(table: ChunkTable, ids: list[str], stored: dict[str, Row], store: DiffSource) -> tuple[ChunkTable, int]:
+def _rebuild(table: ChunkTable, ids: list[str], stored: dict[str, Row], store: StoreReader) -> tuple[ChunkTable, int]:
     """The table of rows `ids`: those in `stored` diffed against the held table, the others kept as held."""
     reuse: list[int] = []  # for each new row: the old row whose vector it keeps, or -1 (re-read)
     chunks: list[Chunk | None] = []

@@ -1,9 +1,8 @@
 """Retrieval: the viewer's question → a numbered set of chunks the answer may cite.
 
 Access control is applied before anything is ranked: in the chunk table's
-row mask (the store's own access rule) for a store that says when it changed,
-in the store query otherwise, and in the lexical index, so a restricted chunk
-is never a candidate. Handles `c1..cN` are assigned only
+row mask (the store's own access rule) and in the lexical index, so a
+restricted chunk is never a candidate. Handles `c1..cN` are assigned only
 after ranking and dedupe, so `c1` is always the top hit; the `RetrievalSet`
 is the only table a citation of this request may resolve against.
 """
@@ -13,17 +12,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
 
 from ingest.documents import Chunk
 
 from .embedder import Embedder
 from .errors import QueryError
 from .fusion import dedupe, reciprocal_rank_fusion
-from .lexical import ChunkSource, LexicalSearcher, served
-from .protocols import VectorStore
+from .lexical import LexicalSearcher, served
+from .protocols import StoreReader, VectorStore
 from .rerank import Candidate, Reranker, SignalReranker
 from .viewer import Viewer
 
@@ -75,10 +71,6 @@ def renumber(question: str, viewer: Viewer, ranked: Sequence[tuple[Chunk, float]
     return RetrievalSet(id=uuid.uuid4().hex[:12], question=question, viewer=viewer, hits=hits, version=version or "")
 
 
-class HybridStore(VectorStore, ChunkSource, Protocol):
-    """A store that answers both nearest-vector queries and ACL-filtered chunk listings."""
-
-
 class DenseRetriever:
     """Embedding search only: the baseline the hybrid retriever is measured against."""
 
@@ -106,7 +98,7 @@ class HybridRetriever:
 
     def __init__(
         self,
-        store: HybridStore,
+        store: StoreReader,
         embedder: Embedder,
         *,
         k: int = 6,
@@ -128,8 +120,8 @@ class HybridRetriever:
     def candidates(self, question: str, viewer: Viewer) -> list[Candidate]:
         """Fused candidates from both searches, each restricted to what the viewer may read.
 
-        With a store that says when it changed, both searches run over the
-        chunk table of its current generation: the dense top-k is a numpy
+        Both searches run over the chunk table of the store's current
+        generation: the dense top-k is a numpy
         product over only the rows the viewer may read (see `ChunkTable.nearest`),
         and BM25-only candidates take their text and vector from the same
         table, so a query reads nothing from the store but its generation.
@@ -137,13 +129,8 @@ class HybridRetriever:
         table, index = self.lexical.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
         lexical = served(table, index.search(question, self.depth), viewer.groups)
-        if table is None:
-            found = self.store.query(vector, self.depth, viewer.groups)
-            dense_ids = {c.id for c, _ in found}
-            cosine = self._reread(vector, [c.id for c, _ in lexical if c.id not in dense_ids], lexical, viewer)
-        else:
-            found = table.nearest(vector, self.depth, viewer.groups)
-            cosine = table.similarities(vector, [c.id for c, _ in lexical])
+        found = table.nearest(vector, self.depth, viewer.groups)
+        cosine = table.similarities(vector, [c.id for c, _ in lexical])
         return self._fuse(found, lexical, cosine, viewer)
 
     def _fuse(
@@ -168,25 +155,6 @@ class HybridRetriever:
             similarity = d[1] if d else cosine.get(chunk_id)
             out.append(Candidate(chunk, score, similarity, lx[1] if lx else None, d[0] if d else None, lx[0] if lx else None))
         return sorted(out, key=lambda c: (-c.fused, c.chunk.id))
-
-    def _reread(
-        self, vector: list[float], ids: list[str], lexical: list[tuple[Chunk, float]], viewer: Viewer
-    ) -> dict[str, float]:
-        """For a store that cannot say when it changed: BM25-only candidates are re-read under the access filter.
-
-        Its lexical cache may trail the index, so a chunk made restricted (or
-        deleted) a moment ago has no similarity here and is dropped by `_fuse`,
-        and the text used is the indexed text (the cached chunk is replaced by it).
-        """
-        if not ids:
-            return {}
-        fresh = {c.id: c for c in self.store.chunks(groups=sorted(viewer.groups), ids=ids)}
-        lexical[:] = [(fresh.get(c.id, c), s) for c, s in lexical]
-        stored = getattr(self.store, "vectors", None)
-        kept = [cid for cid in ids if cid in fresh]
-        vectors = stored(kept) if stored is not None else self.embedder.embed([fresh[c].embedding_text for c in kept])
-        query = np.asarray(vector, dtype=np.float32)
-        return {cid: float(np.asarray(v, dtype=np.float32) @ query) for cid, v in zip(kept, vectors, strict=True)}
 
     def relevant(self, candidate: Candidate) -> bool:
         """The conservative floor: some semantic similarity, or shared terms plus a little similarity."""

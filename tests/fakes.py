@@ -9,15 +9,13 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from answer.draft import Draft, parse_draft
 from answer.spans import units
 from ingest.documents import Chunk, SourceSpan
 from ingest.ids import chunk_id, content_hash, doc_id
-from retrieval.records import acl_filter, chunk_metadata
-from tests.memory_index import admits
 
 
 class HashEmbedder:
@@ -69,49 +67,6 @@ class CountingEmbedder:
             raise RuntimeError("the model is gone")
         self.texts.extend(texts)
         return self.inner.embed(texts)
-
-
-class MemoryStore:
-    """The smallest store search accepts: chunks in a list, cosine similarity, Chroma's access filter.
-
-    It has no generation and hands over no records, so search re-reads it
-    (the path a store without a chunk table takes); `tests.memory_index.MemoryIndex`
-    is the full implementation of the store protocols. The access filter is the
-    `where` the real store sends, evaluated on the encoded metadata, so both
-    stores see group names exactly as Chroma does.
-    """
-
-    def __init__(self, embedder: HashEmbedder, chunks: Iterable[Chunk] = ()) -> None:
-        self.embedder = embedder
-        self.items: list[tuple[Chunk, list[float]]] = []
-        self.add(list(chunks))
-
-    def add(self, chunks: list[Chunk]) -> None:
-        vectors = self.embedder.embed([c.embedding_text for c in chunks]) if chunks else []
-        self.items.extend(zip(chunks, vectors, strict=True))
-
-    def _admitted(self, groups: Iterable[str]) -> list[tuple[Chunk, list[float]]]:
-        where = acl_filter(groups)
-        return [(c, v) for c, v in self.items if admits(where, chunk_metadata(c))]
-
-    def count(self, groups: Iterable[str] | None = None) -> int:
-        return len(self.items) if groups is None else len(self._admitted(groups))
-
-    def query(self, vector: Sequence[float], k: int, groups: Iterable[str]) -> list[tuple[Chunk, float]]:
-        readers = frozenset(groups)
-        scored = [(chunk, sum(a * b for a, b in zip(vector, v, strict=True))) for chunk, v in self._admitted(readers)]
-        return [(c, s) for c, s in sorted(scored, key=lambda pair: -pair[1])[:k] if c.readable_by(readers)]
-
-    def vectors(self, ids: Sequence[str]) -> list[list[float]]:
-        """Stored vectors by id, unfiltered, exactly like ChromaStore.vectors."""
-        by_id = {c.id: v for c, v in self.items}
-        return [by_id[i] for i in ids]
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]:
-        readers = None if groups is None else frozenset(groups)
-        pairs = self.items if readers is None else self._admitted(readers)
-        found = [c for c, _ in pairs if (ids is None or c.id in ids) and (readers is None or c.readable_by(readers))]
-        return sorted(found, key=lambda c: c.id)
 
 
 class ScriptedGenerator:

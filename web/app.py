@@ -25,6 +25,7 @@ from starlette.templating import Jinja2Templates
 from answer.pipeline import Answerer
 from ingest.corpus import Corpus
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
+from retrieval.protocols import StoreReader
 
 from . import api, health, render, routes, staff
 from .cors import CORS, allowed_origins
@@ -37,7 +38,7 @@ from .questions import QuestionError
 from .ratelimit import RateLimit
 from .request_ids import RequestIds
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
-from .services import ServedIndex, Services
+from .services import Services
 from .settings import Settings
 from .state import AppState, state_of
 from .thread_ids import ThreadIdError
@@ -48,7 +49,7 @@ _MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError,
 
 
 def create_app(
-    settings: Settings, *, answerer: Answerer | None = None, store: ServedIndex | None = None, corpus: Corpus | None = None
+    settings: Settings, *, answerer: Answerer | None = None, store: StoreReader | None = None, corpus: Corpus | None = None
 ) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code

@@ -39,8 +39,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from answer.pipeline import Answer
 from answer.record import STATES
 from answer.verify import QUOTE_KINDS
+from retrieval.protocols import StoreReader
 
-from .services import Generational, ServedIndex
 from .state import state_of
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -52,7 +52,7 @@ _REJECTED = tuple(kind for kind in QUOTE_KINDS if kind != "verified")
 class Metrics:
     """The app's counters and histograms, in a registry of its own (two apps in one process never share counts)."""
 
-    def __init__(self, index: Callable[[], ServedIndex]) -> None:
+    def __init__(self, index: Callable[[], StoreReader]) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._live = CollectorRegistry()  # read at scrape time in whichever process is scraped
         self._live.register(_IndexCollector(index))
@@ -165,7 +165,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 class _IndexCollector(Collector):
     """The served index's size and generation, read when scraped (so every worker reports the live one)."""
 
-    def __init__(self, index: Callable[[], ServedIndex]) -> None:
+    def __init__(self, index: Callable[[], StoreReader]) -> None:
         self._index = index
 
     def collect(self) -> Iterator[Metric]:
@@ -173,7 +173,7 @@ class _IndexCollector(Collector):
         try:
             store = self._index()
             chunks = store.count()
-            generation = store.generation() if isinstance(store, Generational) else ""
+            generation = store.generation()
         except Exception:  # an unreadable index is a reading of 0, not a failed scrape
             up.add_metric([], 0)
             yield up

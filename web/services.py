@@ -14,9 +14,8 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from answer.answer_log import AnswerLog
 from answer.followup import Rewrite, rewrite
@@ -29,6 +28,7 @@ from ingest.errors import IngestError
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport
+from retrieval.protocols import StoreReader
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
@@ -42,29 +42,15 @@ _QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{
 CORPUS_TTL = 1.0
 
 
-class ServedIndex(Protocol):
-    """What the pages read from the index: counts and chunks, filtered by the reader's groups."""
-
-    def count(self, groups: Iterable[str] | None = None) -> int: ...
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
-
-
-@runtime_checkable
-class Generational(Protocol):
-    """An index that can say when its content changed (Chroma can; an in-memory test index need not)."""
-
-    def generation(self) -> str: ...
-
-
 class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
-    def __init__(self, settings: Settings, answerer: Answerer | None, store: ServedIndex | None,
+    def __init__(self, settings: Settings, answerer: Answerer | None, store: StoreReader | None,
                  corpus: Corpus | None = None, *, observers: Sequence[Callable[[Answer], None]] = ()) -> None:
         self.settings = settings
         self._observers = tuple(observers)  # told of every finished answer (the metrics)
-        self._store = store
+        self._store = store  # the index answers are read from: one given (tests, a library caller) or Chroma, opened here
+        self._chroma_store: ChromaStore | None = None  # Chroma, when this server opened it: the index it may also write
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
         self._corpus_generation: str | None = None
@@ -157,18 +143,18 @@ class Services:
         return rewrite(question, history, self.components.condenser)
 
     @property
-    def store(self) -> ServedIndex:
+    def store(self) -> StoreReader:
         return self._store if self._store is not None else self._chroma()
 
     def _chroma(self) -> ChromaStore:
         """The Chroma index this server answers from and ingests into (opened on first use)."""
-        if self._store is None:
-            from retrieval.services import open_store
+        if self._chroma_store is None:
+            if self._store is not None:
+                raise TypeError("this server was given its index and answerer: it cannot open Chroma beside them")
+            from retrieval.services import open_chroma
 
-            self._store = open_store(self.settings)
-        if not isinstance(self._store, ChromaStore):
-            raise TypeError("an index other than Chroma comes with its own answerer: pass both to create_app")
-        return self._store
+            self._store = self._chroma_store = open_chroma(self.settings)
+        return self._chroma_store
 
     @property
     def corpus(self) -> Corpus:
@@ -200,7 +186,7 @@ class Services:
 
     def _generation(self) -> str | None:
         # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
-        if not isinstance(self._store, Generational):
+        if self._store is None:
             return None
         try:
             return self._store.generation()

@@ -23,9 +23,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from answer.answer_log import AnswerLog, TurnRow
 from answer.audit import restore
@@ -34,6 +33,7 @@ from answer.followup import Turn
 from answer.pipeline import Answer
 from answer.record import AnswerRecord
 from ingest.documents import Chunk
+from retrieval.protocols import StoreReader
 from retrieval.viewer import Viewer
 
 from .thread_ids import LEGACY_THREAD_ID, ThreadIds, owner_hash, refused
@@ -73,16 +73,10 @@ class TurnCache:
             return self._items.get(answer_id)
 
 
-class LiveChunks(Protocol):
-    """What rebuilding a turn needs from the index: the chunks with these ids a reader's groups may read."""
-
-    def chunks(self, groups: Iterable[str] | None = None, ids: Sequence[str] | None = None) -> list[Chunk]: ...
-
-
 class Threads:
     """Threads over the answer log (durable) or memory (no log configured), read per viewer."""
 
-    def __init__(self, audit: Callable[[], AnswerLog | None], store: Callable[[], LiveChunks],
+    def __init__(self, audit: Callable[[], AnswerLog | None], store: Callable[[], StoreReader],
                  secret: Callable[[], bytes]) -> None:
         self._audit = audit  # callables: the answerer (and so its log), the store and the secret are built lazily
         self._store = store

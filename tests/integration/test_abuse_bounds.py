@@ -27,7 +27,8 @@ from retrieval.search import DenseRetriever
 from retrieval.services import open_retriever
 from retrieval.store import ChromaStore
 from tests.chroma_server import write_site
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.server import server_options
 from web.settings import Settings
@@ -197,7 +198,7 @@ def slow_site():
     embedder = HashEmbedder()
     quote = "Refunds are available within 14 days of the charge."
     good = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": quote}], "claim": quote}]})
-    answerer = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), SlowGenerator(*[good] * 5))
+    answerer = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0), SlowGenerator(*[good] * 5))
     settings = Settings(read_timeout=READ_TIMEOUT)
     with serve(create_app(settings, answerer=answerer, store=answerer.retriever.store), **server_options(settings)) as url:
         host, port = url.removeprefix("http://").split(":")

@@ -12,7 +12,8 @@ from answer.followup import CarrySubject, Turn
 from answer.llm import LiteLLMGenerator
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore
+from tests.fakes import REFUNDS, HashEmbedder
+from tests.memory_index import MemoryIndex
 from tests.scripted_llm import Reply, ScriptedLLM
 from web.app import create_app
 from web.settings import Settings
@@ -25,7 +26,7 @@ DRAFT = {"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": QUOT
 def test_the_llm_condenses_a_follow_up_and_the_answer_is_searched_and_verified_for_the_condensed_question(tmp_path):
     with ScriptedLLM().running() as llm:
         embedder = HashEmbedder()
-        store = MemoryStore(embedder, [REFUNDS])
+        store = MemoryIndex(embedder, [REFUNDS])
         generator = LiteLLMGenerator("openai/scripted", api_base=llm.url, api_key="x", timeout=5, max_retries=0)
         answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), generator,
                             audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))

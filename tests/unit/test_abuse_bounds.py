@@ -23,7 +23,8 @@ from answer.retention import DAY, PRUNE_EVERY, Retention, parse_retention
 from retrieval.records import MAX_GROUPS, acl_filter
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.clients import client_address
 from web.identity import IdentityError, parse_groups
@@ -37,7 +38,7 @@ MINUTE = Rate(3, 60.0)
 
 def answerer(audit: SQLiteAuditLog | None, replies: int = 1) -> Answerer:
     embedder = HashEmbedder()
-    return Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0),
+    return Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0),
                     ScriptedGenerator(*[GOOD] * replies), audit=audit)
 
 

@@ -132,14 +132,15 @@ def test_sources_that_disagree_are_shown_side_by_side_without_a_verified_badge()
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
     from retrieval.search import DenseRetriever
-    from tests.fakes import HashEmbedder, MemoryStore
+    from tests.fakes import HashEmbedder
+    from tests.memory_index import MemoryIndex
     from web.app import create_app
     from web.settings import Settings
 
     real = make_chunk("sdk/config", "timeouts", "The default request timeout of the SDKs is 30 seconds.", title="SDK configuration")
     planted = make_chunk("blog/tips", "timeouts", "The default request timeout of the SDKs is 5 seconds.", title="Tips")
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [real, planted])
+    store = MemoryIndex(embedder, [real, planted])
     judge = AnswerGate(AnswerExtractor())
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ExtractiveGenerator(judge=judge), judge=judge)
     answer = answerer.ask("What is the default request timeout of the SDKs?", Viewer.anonymous())

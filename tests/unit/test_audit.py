@@ -18,7 +18,8 @@ from answer.pipeline import Answerer
 from ingest.ids import content_hash
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.settings import Settings
 
 REFUNDS = make_chunk("billing/refunds", "refund-windows",
@@ -30,7 +31,7 @@ GOOD = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "qu
 
 def ask(audit, chunks=(REFUNDS,), viewer=None):
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, chunks)
+    store = MemoryIndex(embedder, chunks)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(GOOD), audit=audit)
     return answerer.ask("How long are refunds available?", viewer or Viewer.of(["staff"])), store
 
@@ -82,7 +83,7 @@ def test_show_prints_the_record_with_changed_since(tmp_path, capsys, live, expec
     settings = Settings(data_dir=tmp_path)
     answer, _ = ask(SQLiteAuditLog(settings.audit_path))
     edited = replace(REFUNDS, text=REFUNDS.text + " Fees are kept.", hash=content_hash("Refunds", "x", "y"))
-    store = MemoryStore(HashEmbedder(), {"same": [REFUNDS], "edited": [edited], "gone": []}[live])
+    store = MemoryIndex(HashEmbedder(), {"same": [REFUNDS], "edited": [edited], "gone": []}[live])
     assert main(["show", answer.id], settings=settings, store=store) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["answer_id"] == answer.id
@@ -91,7 +92,7 @@ def test_show_prints_the_record_with_changed_since(tmp_path, capsys, live, expec
 
 
 def test_show_unknown_id_is_an_error_exit(tmp_path, capsys):
-    assert main(["show", "missing"], settings=Settings(data_dir=tmp_path), store=MemoryStore(HashEmbedder())) == 1
+    assert main(["show", "missing"], settings=Settings(data_dir=tmp_path), store=MemoryIndex(HashEmbedder())) == 1
     assert "no answer with id 'missing'" in capsys.readouterr().err
 
 

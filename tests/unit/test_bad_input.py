@@ -18,7 +18,8 @@ from starlette.testclient import TestClient
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.search import DenseRetriever
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.settings import Settings
 
@@ -35,7 +36,7 @@ REAL_TEXT = ["كيف أسترد المبلغ خلال 14 يومًا؟", "ref\u20
 @pytest.fixture
 def app() -> TestClient:
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     generator = ScriptedGenerator(*[REFUSAL] * 200)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), generator)
     return TestClient(create_app(Settings(), answerer=answerer, store=store), raise_server_exceptions=False)

@@ -7,7 +7,8 @@ from starlette.testclient import TestClient
 
 from answer.pipeline import Answerer
 from retrieval.errors import StoreUnavailableError
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.failures import INTERNAL, UNAVAILABLE
 from web.settings import Settings
@@ -16,7 +17,7 @@ REFUNDS = make_chunk("billing/refunds", "refund-windows", "Refunds are available
                      title="Refunds", heading="Refund windows")
 
 
-class Broken(MemoryStore):
+class Broken(MemoryIndex):
     """An index that fails the way a real one does: every read raises `failure`."""
 
     def __init__(self, failure: Exception) -> None:

@@ -18,8 +18,9 @@ from answer.redaction import EMAIL, KEY, NUMBER, redact
 from answer.retention import Retention
 from retrieval.search import DenseRetriever
 from tests.answer_logs import raw
-from tests.fakes import CountingEmbedder, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import CountingEmbedder, HashEmbedder, ScriptedGenerator, make_chunk
 from tests.gap_seed import DAY, refusal, seed
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.settings import Settings
 
@@ -105,7 +106,7 @@ def world(make_log, answers, chunks=(PUBLIC_CHUNK, ACME_CHUNK)):
     embedder = HashEmbedder()
     audit = make_log()
     seed(audit, answers)
-    return audit, MemoryStore(embedder, chunks), embedder
+    return audit, MemoryIndex(embedder, chunks), embedder
 
 
 def report(audit, store, embedder, groups=("public", "staff"), since=NOW - 30 * DAY, **options):
@@ -157,7 +158,7 @@ def test_a_page_restricted_since_the_answer_takes_the_answer_out_of_the_report(m
     restricted = make_chunk("guides/team-and-roles", "single-sign-on", PUBLIC_CHUNK.text, title="Team and roles",
                             heading="Single sign-on", access=("internal",))
     audit, _, embedder = world(make_log, [asked])
-    assert report(audit, MemoryStore(embedder, [restricted]), embedder).answers == 0
+    assert report(audit, MemoryIndex(embedder, [restricted]), embedder).answers == 0
 
 
 def test_questions_labels_reasons_and_feedback_are_redacted(make_log):
@@ -197,7 +198,7 @@ def test_a_pruned_answer_takes_its_cached_vector_with_it(make_log):
     audit = make_log(retention=Retention(days=None, answers=1))
     embedder = HashEmbedder()
     seed(audit, [refusal("first saml question", created=NOW - 60), refusal("second saml question", created=NOW - 30)])
-    report(audit, MemoryStore(embedder), embedder)
+    report(audit, MemoryIndex(embedder), embedder)
     audit.prune()
     assert raw(audit, "SELECT COUNT(*) FROM question_vectors") == [(1,)]
 
@@ -211,7 +212,7 @@ def indexed_world(make_log, *, site="Ferrydeck Docs", fail=False):
     embedder = CountingEmbedder(HashEmbedder(), fail=fail)
     audit = make_log()
     audit.index_gaps(QuestionIndex(embedder, lambda: site))
-    return audit, MemoryStore(embedder.inner, [PUBLIC_CHUNK]), embedder
+    return audit, MemoryIndex(embedder.inner, [PUBLIC_CHUNK]), embedder
 
 
 def test_a_refused_or_unverified_answer_is_written_with_its_vector_and_the_report_then_embeds_nothing(make_log):
@@ -289,7 +290,7 @@ def test_since_reads_a_date_or_a_time_and_names_the_format_otherwise():
 
 def client(tmp_path, answers, **settings):
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [PUBLIC_CHUNK, ACME_CHUNK])
+    store = MemoryIndex(embedder, [PUBLIC_CHUNK, ACME_CHUNK])
     from answer.pipeline import Answerer
 
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")

@@ -19,7 +19,8 @@ from answer.pipeline import Answerer
 from retrieval.chroma import ChromaIndex
 from retrieval.errors import IndexDamagedError
 from retrieval.search import DenseRetriever
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
+from tests.memory_index import MemoryIndex
 from tests.unit.test_web import GOOD
 from web.app import create_app
 from web.failures import FIX_LOG_DAMAGED, LOG_DAMAGED
@@ -31,7 +32,7 @@ STAFF = {"X-Groups": "staff"}
 
 def app(path: Path, *, recheck: float = 0.0) -> TestClient:
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     audit = SQLiteAuditLog(path, recheck=recheck)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*[GOOD] * 50), audit=audit)
     settings = Settings(data_dir=path.parent, identity_header="X-Groups")

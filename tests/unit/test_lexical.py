@@ -6,14 +6,15 @@ import pytest
 
 from ingest.text import identifiers, light_stem, tokenize
 from retrieval.lexical import LexicalIndex, LexicalSearcher
-from tests.fakes import HashEmbedder, MemoryStore, make_chunk
+from tests.fakes import HashEmbedder, make_chunk
+from tests.memory_index import MemoryIndex
 
 PUBLIC = frozenset({"public"})
 STAFF = frozenset({"public", "staff"})
 
 
 def store_with(*chunks):
-    return MemoryStore(HashEmbedder(), chunks)
+    return MemoryIndex(HashEmbedder(), chunks)
 
 
 @pytest.mark.parametrize("identifier", ["--dry-run", "fd-4291", "max_retries", "ordering_key", "ferry.yaml"])
@@ -74,23 +75,25 @@ def test_index_rebuilds_when_the_store_grows():
     searcher = LexicalSearcher(store)
     assert searcher.search("webhook signature", 5, PUBLIC) == []
     store.add([make_chunk("b", "two", "Every webhook carries a signature header.")])
+    assert searcher.settle(timeout=10.0)  # the next snapshot is prepared in the background and swapped in
     assert [c.id for c, _ in searcher.search("webhook signature", 5, PUBLIC)] == ["doc:b#two"]
 
 
-def test_edit_that_keeps_the_count_is_picked_up_after_the_recheck_window():
+def test_an_edit_that_keeps_the_count_is_picked_up_by_its_generation():
     store = store_with(make_chunk("a", "one", "Refunds within 14 days."))
-    searcher = LexicalSearcher(store, recheck_seconds=0.0)
+    searcher = LexicalSearcher(store)
     assert searcher.search("signature", 5, PUBLIC) == []
     store.items = [(make_chunk("a", "one", "Every webhook carries a signature."), store.items[0][1])]
+    assert searcher.settle(timeout=10.0)
     assert [c.id for c, _ in searcher.search("signature", 5, PUBLIC)] == ["doc:a#one"]
 
 
-def test_refresh_forgets_cached_indexes():
+def test_refresh_forgets_the_snapshot():
     store = store_with(make_chunk("a", "one", "Refunds within 14 days."))
-    searcher = LexicalSearcher(store, recheck_seconds=3600)
+    searcher = LexicalSearcher(store)
     searcher.search("refunds", 5, PUBLIC)
-    store.items = [(make_chunk("a", "one", "Signatures use HMAC."), store.items[0][1])]
-    assert searcher.search("hmac", 5, PUBLIC) == []  # same count, inside the recheck window: cached
+    store.replace_items([(make_chunk("a", "one", "Signatures use HMAC."), store.items[0][1])], announce=False)
+    assert searcher.search("hmac", 5, PUBLIC) == []  # written, but the generation has not moved: the snapshot serves
     searcher.refresh()
     assert [c.id for c, _ in searcher.search("hmac", 5, PUBLIC)] == ["doc:a#one"]
 

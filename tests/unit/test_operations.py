@@ -20,7 +20,8 @@ from starlette.testclient import TestClient
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
+from tests.memory_index import MemoryIndex
 from tests.unit.test_web import GOOD, PHANTOM, TAXES
 from web import logs
 from web.app import create_app
@@ -32,7 +33,7 @@ QUESTION = "How long are refunds available?"
 
 def app(tmp_path: Path, *replies: str, **settings: object) -> tuple[TestClient, SQLiteAuditLog]:
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS, TAXES])
+    store = MemoryIndex(embedder, [REFUNDS, TAXES])
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     config = Settings(data_dir=tmp_path, metrics_token=TOKEN, identity_header="X-Groups", **settings)  # type: ignore[arg-type]
@@ -126,7 +127,7 @@ def test_healthz_is_alive_while_readyz_waits_for_the_models(tmp_path, monkeypatc
         from answer.services import components_for
 
         embedder = HashEmbedder()
-        answerer = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), ScriptedGenerator(GOOD),
+        answerer = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0), ScriptedGenerator(GOOD),
                             audit=audit)
         built.append(answerer)
         return components_for(answerer)

@@ -8,7 +8,8 @@ from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 
 GOOD = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "quote": "Refunds are available within 14 days of the charge."}],
                                                   "claim": "Refunds are available within 14 days of the charge."}]})
@@ -18,7 +19,7 @@ PHANTOM = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c7", 
 
 def answerer(generator, chunks=(REFUNDS,)):
     embedder = HashEmbedder()
-    return Answerer(DenseRetriever(MemoryStore(embedder, chunks), embedder, floor=-1.0), generator)
+    return Answerer(DenseRetriever(MemoryIndex(embedder, chunks), embedder, floor=-1.0), generator)
 
 
 def test_empty_retrieval_refuses_without_calling_the_generator():
@@ -64,7 +65,7 @@ def test_mixed_draft_keeps_verified_claims_and_marks_degraded():
 
 def test_extractive_generator_quotes_itself_and_refuses_off_topic():
     embedder = HashEmbedder()
-    service = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), ExtractiveGenerator())
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0), ExtractiveGenerator())
     answer = service.ask("Within how many days are refunds available?", Viewer.anonymous())
     assert answer.state == "answered"
     assert all(c.citations[0].quote == c.text for c in answer.claims)
@@ -73,7 +74,7 @@ def test_extractive_generator_quotes_itself_and_refuses_off_topic():
 
 def test_refuse_policy_turns_unverified_into_a_refusal_with_text_kept_for_the_audit():
     embedder = HashEmbedder()
-    service = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0),
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0),
                        ScriptedGenerator(PHANTOM, PHANTOM), unverified_policy="refuse")
     answer = service.ask("refund window?", Viewer.anonymous())
     assert (answer.state, answer.claims, answer.degraded) == ("refused", (), True)
@@ -137,7 +138,7 @@ def test_the_browsed_docs_version_reaches_retrieval():
     class RecordingRetriever:
         def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
             seen.append(version)
-            return DenseRetriever(MemoryStore(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
+            return DenseRetriever(MemoryIndex(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
 
     service = Answerer(RecordingRetriever(), ExtractiveGenerator())
     service.ask("Within how many days are refunds available?", Viewer.anonymous(), version="1.9")
@@ -166,7 +167,7 @@ def test_a_quantity_question_is_answered_by_the_sentence_that_states_a_quantity(
     chunk = make_chunk("billing/refunds", "review", "Refund requests are reviewed by the billing team. "
                        "Refund requests are reviewed within 5 business days.", title="Refunds", heading="Review")
     embedder = HashEmbedder()
-    service = Answerer(DenseRetriever(MemoryStore(embedder, [chunk]), embedder, floor=-1.0),
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [chunk]), embedder, floor=-1.0),
                        ExtractiveGenerator(max_claims=1))
     answer = service.ask("How long until refund requests are reviewed?", Viewer.anonymous())
     assert [c.text for c in answer.claims] == ["Refund requests are reviewed within 5 business days."]
@@ -182,7 +183,7 @@ def test_an_unreachable_model_is_never_reported_as_not_in_the_docs_even_under_th
             raise GeneratorError("connection refused by the model server")
 
     embedder = HashEmbedder()
-    service = Answerer(DenseRetriever(MemoryStore(embedder, [REFUNDS]), embedder, floor=-1.0), Down(), unverified_policy="refuse")
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0), Down(), unverified_policy="refuse")
     answer = service.ask("refund window?", Viewer.anonymous())
     assert (answer.state, answer.model_unavailable) == ("unverified", True)
     assert answer.to_dict()["model_unavailable"] is True

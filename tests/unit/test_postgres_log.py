@@ -87,14 +87,15 @@ def test_readyz_reports_an_unreachable_database_as_the_answer_log_failing_and_an
 
     from answer.pipeline import Answerer
     from retrieval.search import DenseRetriever
-    from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator
+    from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
+    from tests.memory_index import MemoryIndex
     from tests.unit.test_web import GOOD
     from web.app import create_app
     from web.failures import FIX_LOG_UNREACHABLE, LOG_UNAVAILABLE
     from web.settings import Settings
 
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     audit = PostgresAnswerLog(f"postgresql://answers@127.0.0.1:{free_port()}/answers", timeout=1.0)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(GOOD), audit=audit)
     client = TestClient(create_app(Settings(data_dir=tmp_path, rate_limit=None), answerer=answerer, store=store))

@@ -20,7 +20,8 @@ from ingest.inline import render_inline
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever, renumber
 from retrieval.viewer import Viewer
-from tests.fakes import LIMITS, REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import LIMITS, REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web import render
 from web.app import create_app
 from web.quotes import excerpt_html, quote_html
@@ -208,7 +209,7 @@ class ByChunk:
 
 def test_streamed_chips_carry_the_same_numbers_as_the_final_turn():
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS, TAXES])
+    store = MemoryIndex(embedder, [REFUNDS, TAXES])
     app = TestClient(create_app(Settings(), answerer=Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ByChunk()),
                                 store=store))
     body = app.get("/ask/stream", params={"question": "refund window?", "turn": "tnum"}).text
@@ -243,7 +244,7 @@ def test_refusal_wording_with_and_without_retrieved_sections():
     refuse = json.dumps({"refused": True, "claims": []})
     for chunks, expected in (([REFUNDS], "I found related sections, but none of them answers this."),
                              ([], "No docs section matched this question.")):
-        store = MemoryStore(embedder, chunks)
+        store = MemoryIndex(embedder, chunks)
         answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(refuse, refuse))
         html = TestClient(create_app(Settings(), answerer=answerer, store=store)).post(
             "/ask", data={"question": "refund in gold?"}).text

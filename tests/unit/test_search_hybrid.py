@@ -11,7 +11,7 @@ from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_fusion
 from retrieval.rerank import Candidate
 from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
 from retrieval.viewer import Viewer
-from tests.fakes import HashEmbedder, MemoryStore, make_chunk
+from tests.fakes import HashEmbedder, make_chunk
 from tests.memory_index import MemoryIndex
 
 ANON = Viewer.anonymous()
@@ -33,7 +33,7 @@ DOCS = [
 
 def retriever(chunks=DOCS, **kwargs) -> HybridRetriever:
     embedder = HashEmbedder()
-    return HybridRetriever(MemoryStore(embedder, chunks), embedder, **kwargs)
+    return HybridRetriever(MemoryIndex(embedder, chunks), embedder, **kwargs)
 
 
 # -- fusion -------------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_default_k_and_call_without_version_still_work():
 def test_a_chunk_made_restricted_by_a_reingest_is_not_served_from_the_stale_lexical_cache():
     # Same chunk count, so the BM25 cache does not notice; the store's access filter must still win.
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, DOCS)
+    store = MemoryIndex(embedder, DOCS)
     hybrid = HybridRetriever(store, embedder)
     target = DOCS[0]
     assert target.id in [h.chunk.id for h in hybrid.search(target.text, ANON).hits]  # warms the cache
@@ -194,7 +194,7 @@ QUESTIONS = ["How long do refunds take?", "retried 15 times", "--dry-run", "FD-4
 @pytest.mark.parametrize("viewer", [ANON, STAFF])
 def test_the_table_path_ranks_exactly_like_the_store_reread_path(viewer):
     embedder = HashEmbedder()
-    plain = HybridRetriever(MemoryStore(embedder, DOCS), embedder)
+    plain = HybridRetriever(MemoryIndex(embedder, DOCS), embedder)
     tabled = HybridRetriever(MemoryIndex(embedder, DOCS), embedder)
     for question in QUESTIONS:
         expected = [(h.handle, h.chunk.id, round(h.score, 6)) for h in plain.search(question, viewer, k=5).hits]

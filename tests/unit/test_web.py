@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.settings import Settings
 
@@ -36,7 +37,7 @@ PARTIAL = draft(("Refunds are available within 14 days of the charge for annual 
 
 def client(*replies: str, chunks=(REFUNDS, TAXES), tmp_path=None, **settings) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, chunks)
+    store = MemoryIndex(embedder, chunks)
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3") if tmp_path else None
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     return TestClient(create_app(Settings(**settings), answerer=answerer, store=store))
@@ -148,7 +149,7 @@ def test_htmx_post_returns_a_shell_and_the_stream_sends_titles_then_quotes_then_
 def test_a_reconnecting_stream_does_not_ask_again():
     generator_replies = ScriptedGenerator(GOOD)
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     app = TestClient(create_app(Settings(), answerer=Answerer(DenseRetriever(store, embedder, floor=-1.0),
                                                                 generator_replies), store=store))
     streamed = events(app.get("/ask/stream?question=refund&turn=t1", headers={"Last-Event-ID": "2"}).text)
@@ -267,7 +268,7 @@ def test_chips_link_to_an_external_site_when_the_site_config_says_so():
     chunk = next(c for c in corpus.chunks() if "30 seconds" in c.text and c.anchor)
     sentence = next(s for s in re.split(r"(?<=\.)\s+", chunk.text) if "30 seconds" in s)
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [chunk])
+    store = MemoryIndex(embedder, [chunk])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0),
                         ScriptedGenerator(draft(("Timeouts are 30 seconds.", [("c1", sentence)]))))
     app = TestClient(create_app(Settings(), answerer=answerer, store=store, corpus=corpus))
@@ -308,7 +309,7 @@ def test_the_browsed_docs_version_reaches_retrieval_and_unknown_versions_are_ign
             seen.append(version)
             return super().search(question, viewer, k=k)
 
-    answerer = Answerer(Recording(MemoryStore(embedder, (REFUNDS,)), embedder, floor=-1.0), ScriptedGenerator(GOOD, GOOD, GOOD, GOOD))
+    answerer = Answerer(Recording(MemoryIndex(embedder, (REFUNDS,)), embedder, floor=-1.0), ScriptedGenerator(GOOD, GOOD, GOOD, GOOD))
     app = TestClient(create_app(Settings(), answerer=answerer))
     app.post("/api/ask", json={"question": "refund window?", "version": "1.9"})
     app.post("/api/ask", json={"question": "refund window?", "version": "9.9"})

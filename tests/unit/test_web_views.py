@@ -16,7 +16,8 @@ from ingest.documents import PUBLIC
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
 from tests.conftest import CONTENT
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.render import inline_code, is_site_url
 from web.settings import Settings
@@ -41,7 +42,7 @@ def restricted(corpus):
 
 def app(tmp_path, corpus, *replies, **settings) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*replies),
                         audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
     return TestClient(create_app(Settings(data_dir=tmp_path, **settings), answerer=answerer, store=store, corpus=corpus))
@@ -155,7 +156,7 @@ def test_docs_viewer_follows_the_published_index_not_the_disk(tmp_path):
     page = site / "plans.mdx"
     page.write_text("---\ntitle: Plans\n---\n\n## Prices\n\nThe Growth plan costs 249 dollars.\n", encoding="utf-8")
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [REFUNDS])
+    store = MemoryIndex(embedder, [REFUNDS])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator())
     app = create_app(Settings(content_dir=site, data_dir=tmp_path), answerer=answerer, store=store)
     client = TestClient(app)

@@ -12,7 +12,8 @@ from answer.audit import SQLiteAuditLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever, Hit, RetrievalSet
 from retrieval.viewer import Viewer
-from tests.fakes import REFUNDS, HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web import render
 from web.app import create_app
 from web.settings import Settings
@@ -24,7 +25,7 @@ STAFF = {"X-Groups": "staff"}
 
 def app_with(tmp_path, *replies: str, chunks=(REFUNDS,), **settings):  # noqa: ANN001, ANN201
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, list(chunks))
+    store = MemoryIndex(embedder, list(chunks))
     audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     return TestClient(create_app(Settings(identity_header="X-Groups", **settings), answerer=answerer, store=store)), store
@@ -94,7 +95,7 @@ def test_the_askers_own_reload_is_rebuilt_after_a_reingest_restricted_its_source
     """No shortcut for the asker: the same running app, with and without an answer log, withholds the turn."""
     for logged in (True, False):
         embedder = HashEmbedder()
-        store = MemoryStore(embedder, [REFUNDS])
+        store = MemoryIndex(embedder, [REFUNDS])
         audit = SQLiteAuditLog(tmp_path / f"answers-{logged}.sqlite3") if logged else None
         answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(GOOD), audit=audit)
         app = TestClient(create_app(Settings(identity_header="X-Groups"), answerer=answerer, store=store))

@@ -22,7 +22,8 @@ from ingest.page_html import render_html
 from ingest.parser import parse_text
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever
-from tests.fakes import HashEmbedder, MemoryStore, ScriptedGenerator, make_chunk
+from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
+from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.render import inline_code, is_site_url
 from web.settings import Settings
@@ -78,7 +79,7 @@ def draft(*claims: tuple[str, str, str]) -> str:
 
 def client(tmp_path, *replies: str, chunk=CHUNK) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
-    store = MemoryStore(embedder, [chunk])
+    store = MemoryIndex(embedder, [chunk])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*replies),
                         audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
     return TestClient(create_app(Settings(identity_header="X-Groups", data_dir=tmp_path), answerer=answerer, store=store))
