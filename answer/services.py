@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 from ingest.site import SiteConfig, load_site_config
 from ingest.text import key_terms
 from retrieval.embedder import Embedder
-from retrieval.lexical import LexicalSearcher
 from retrieval.protocols import StoreReader
 from retrieval.search import DenseRetriever, HybridRetriever
 from retrieval.services import open_embedder, open_retriever, open_store
+from retrieval.snapshot import IndexSnapshot
 from retrieval.viewer import Viewer
 
 from .answer_log import AnswerLog
@@ -74,8 +74,8 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
     """The answer gate for a site: term rarity from its public chunks, its current version, its own name."""
     public = sorted(Viewer.anonymous().groups)
 
-    def public_chunks() -> tuple[str, Any]:  # the public BM25 index: fresh exactly when lexical search is
-        index = retriever.lexical.index_for(public)
+    def public_chunks() -> tuple[str, Any]:  # the public BM25 index: fresh exactly when search is
+        index = retriever.snapshot.index_for(public)
         return index.fingerprint, index.chunks
 
     extractor = AnswerExtractor(embedder, current_version=site.default_version,
@@ -105,7 +105,8 @@ class Components:
 
     The web app needs the answer log (threads, feedback, the audit view), the
     embedder (in-process ingests must embed with the model the index was built
-    with), the lexical index (refreshed when such an ingest publishes) and a
+    with), the index snapshot both searches read (told when such an ingest
+    publishes) and a
     condenser for follow-ups; naming them here spares every caller from
     digging them out of the answerer.
     """
@@ -113,7 +114,7 @@ class Components:
     answerer: Answerer
     audit: AnswerLog | None
     embedder: Embedder | None  # None: the retriever was built elsewhere without one this process can ingest with
-    lexical: LexicalSearcher | None
+    snapshot: IndexSnapshot | None
     condenser: Condenser
 
 
@@ -130,7 +131,7 @@ def build_components(settings: Settings, *, store: StoreReader | None = None,
         retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=audit,
         unverified_policy=settings.unverified_policy, judge=judge,
     )
-    return Components(answerer, audit, embedder, retriever.lexical, condenser_for(answerer.generator))
+    return Components(answerer, audit, embedder, retriever.snapshot, condenser_for(answerer.generator))
 
 
 def components_for(answerer: Answerer) -> Components:
@@ -140,7 +141,7 @@ def components_for(answerer: Answerer) -> Components:
         answerer,
         audit=answerer.audit if isinstance(answerer.audit, AnswerLog) else None,
         embedder=retriever.embedder if isinstance(retriever, HybridRetriever | DenseRetriever) else None,
-        lexical=retriever.lexical if isinstance(retriever, HybridRetriever) else None,
+        snapshot=retriever.snapshot if isinstance(retriever, HybridRetriever) else None,
         condenser=condenser_for(answerer.generator),
     )
 

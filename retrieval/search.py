@@ -18,9 +18,10 @@ from ingest.documents import Chunk
 from .embedder import Embedder
 from .errors import QueryError
 from .fusion import dedupe, reciprocal_rank_fusion
-from .lexical import LexicalSearcher, served
+from .lexical import served
 from .protocols import StoreReader, VectorStore
 from .rerank import Candidate, Reranker, SignalReranker
+from .snapshot import IndexSnapshot
 from .viewer import Viewer
 
 MAX_QUESTION_CHARS = 1_000  # the one question limit: the web edge rejects longer, search cuts what reaches it
@@ -104,7 +105,7 @@ class HybridRetriever:
         k: int = 6,
         depth: int = DEPTH,
         reranker: Reranker | None = None,
-        lexical: LexicalSearcher | None = None,
+        snapshot: IndexSnapshot | None = None,
         dense_floor: float = 0.25,
         lexical_dense_floor: float = 0.1,
     ) -> None:
@@ -113,7 +114,7 @@ class HybridRetriever:
         self.k = k
         self.depth = depth
         self.reranker = reranker or SignalReranker()
-        self.lexical = lexical or LexicalSearcher(store)
+        self.snapshot = snapshot or IndexSnapshot(store)
         self.dense_floor = dense_floor
         self.lexical_dense_floor = lexical_dense_floor
 
@@ -126,7 +127,7 @@ class HybridRetriever:
         and BM25-only candidates take their text and vector from the same
         table, so a query reads nothing from the store but its generation.
         """
-        table, index = self.lexical.view(viewer.groups)
+        table, index = self.snapshot.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
         lexical = served(table, index.search(question, self.depth), viewer.groups)
         found = table.nearest(vector, self.depth, viewer.groups)

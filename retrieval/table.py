@@ -9,7 +9,7 @@ list must both admit the reader), applied as a row mask BEFORE ranking: a row
 the viewer may not read is never among the rows ranked, exactly as the
 store's `where` never scores it. Chroma stays the durable store and the
 source of truth; this table is read from it and follows its generation (see
-`LexicalSearcher` and `retrieval.refresh`), so a chunk restricted or deleted
+`IndexSnapshot` and `retrieval.refresh`), so a chunk restricted or deleted
 by a re-ingest is gone from the table before the ingest says its access
 changes are live.
 """

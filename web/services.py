@@ -199,9 +199,9 @@ class Services:
             self._corpus, self._chunks = corpus, None
             self._corpus_generation = self._generation()
             self._corpus_checked = time.monotonic()
-        lexical = self._components.lexical if self._components is not None else None
-        if lexical is not None:
-            lexical.follow()  # the access part now, in the ingest's thread; the rest in the background
+        snapshot = self._components.snapshot if self._components is not None else None
+        if snapshot is not None:
+            snapshot.follow()  # the access part now, in the ingest's thread; the rest in the background
 
     def ingest(self, *, full: bool = False, wait: bool = True, emit: Emit | None = None) -> IndexReport:
         """Sync the content folder into the index from this process, the index's only writer while it serves."""
@@ -243,8 +243,8 @@ class Services:
 
     def _settle(self) -> None:
         """Let the ingest return once this server answers from the new content (the visitors never waited for it)."""
-        lexical = self._components.lexical if self._components is not None else None
-        if lexical is not None and not lexical.settle(timeout=120.0):
+        snapshot = self._components.snapshot if self._components is not None else None
+        if snapshot is not None and not snapshot.settle(timeout=120.0):
             log.warning("the chunk table had not caught up with the index 120 s after the ingest")
 
     def run_handed_off(self, request: IngestRequest, emit: Emit) -> IndexReport:

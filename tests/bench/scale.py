@@ -173,7 +173,7 @@ def build_and_measure(size: int, work: Path, real: int) -> dict[str, Any]:
                           "one_percent_seconds": round(changed_s, 1), "one_percent_chunks_embedded": changed.chunks_embedded}
     # The same retriever: its first query after the re-ingest refreshes its table by the changed ids only.
     result["query_after_reingest"] = measure_queries(store, model, retriever)
-    table = retriever.lexical.table()
+    table = retriever.snapshot.table()
     result["during_reingest"] = measure_during_reingest(store, model, writer, retriever, content)
     result["chunk_table"] = {"rows": len(table), "vectors_mb": round(table.vectors.nbytes / 2**20, 1),
                              "rss_mb_now": current_rss_mb()}
@@ -196,7 +196,7 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     from retrieval.indexer import sync_index
     from retrieval.viewer import Viewer
 
-    viewer, lexical = Viewer.anonymous(), retriever.lexical
+    viewer, lexical = Viewer.anonymous(), retriever.snapshot
     asked = questions()
 
     starts: list[float] = []

@@ -46,18 +46,18 @@ def viewer_of(row: dict):  # noqa: ANN201
 
 def rankers(store, embedder) -> dict[str, Ranker]:  # noqa: ANN001
     """The three methods under test, each mapping a question row to ranked chunk ids."""
-    from retrieval.lexical import LexicalSearcher
     from retrieval.search import DenseRetriever, HybridRetriever
+    from retrieval.snapshot import IndexSnapshot
 
     dense = DenseRetriever(store, embedder, k=TOP, floor=-1.0)
-    lexical = LexicalSearcher(store)
-    hybrid = HybridRetriever(store, embedder, k=TOP, lexical=lexical)
+    snapshot = IndexSnapshot(store)
+    hybrid = HybridRetriever(store, embedder, k=TOP, snapshot=snapshot)
 
     def run_dense(row: dict) -> list[str]:
         return [h.chunk.id for h in dense.search(row["question"], viewer_of(row)).hits]
 
     def run_lexical(row: dict) -> list[str]:
-        return [c.id for c, _ in lexical.search(row["question"], TOP, viewer_of(row).groups)]
+        return [c.id for c, _ in snapshot.search(row["question"], TOP, viewer_of(row).groups)]
 
     def run_hybrid(row: dict) -> list[str]:
         rset = hybrid.search(row["question"], viewer_of(row), version=row.get("version") or None)

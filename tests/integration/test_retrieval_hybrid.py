@@ -6,9 +6,9 @@ import pytest
 
 from retrieval.errors import QueryError, RerankerError
 from retrieval.fusion import near_duplicate
-from retrieval.lexical import LexicalSearcher
 from retrieval.rerank import Candidate, CrossEncoderReranker
 from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
+from retrieval.snapshot import IndexSnapshot
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
@@ -45,7 +45,7 @@ def test_no_restricted_chunk_reaches_an_anonymous_viewer_but_its_group_finds_it(
 
 
 def test_lexical_search_alone_respects_access_too(content_index, restricted):
-    lexical = LexicalSearcher(content_index)
+    lexical = IndexSnapshot(content_index)
     for chunk in restricted:
         question = query_from(chunk)
         assert chunk.id not in [c.id for c, _ in lexical.search(question, 50, ANON.groups)]

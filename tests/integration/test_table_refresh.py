@@ -48,7 +48,7 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     hybrid = HybridRetriever(store, embedder)
     question = "Annual plans can be refunded within 30 days of purchase."
     assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
-    assert hybrid.lexical.reread == len(store.chunks())  # the first table is one whole read
+    assert hybrid.snapshot.reread == len(store.chunks())  # the first table is one whole read
     built = store.generation()
 
     # One paragraph edited (text changes), one page restricted (access changes, text does not).
@@ -63,14 +63,14 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     assert changed is not None and changed.complete and not changed.deleted
     assert {row.chunk.source for row in changed.rows} == {"guides/retries.mdx", "billing/refunds.mdx"}
     assert len(changed.rows) < len(store.rows())
-    assert hybrid.lexical.settle(60)  # the next table, prepared in the background
+    assert hybrid.snapshot.settle(60)  # the next table, prepared in the background
     for q in (question, "refunded annual plans purchase"):
         assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
-    assert hybrid.lexical.reread == 1  # only the edited chunk was read again; the restricted ones were relabelled
+    assert hybrid.snapshot.reread == 1  # only the edited chunk was read again; the restricted ones were relabelled
     assert WINDOWS in [h.chunk.id for h in hybrid.search(question, STAFF).hits]
     assert "12 times over 48 hours" in hybrid.search("how many times is a failed delivery retried", ANON).hits[0].chunk.text
 
-    held, whole = hybrid.lexical.table(), ChunkTable.build(store.records())
+    held, whole = hybrid.snapshot.table(), ChunkTable.build(store.records())
     assert held.chunks == whole.chunks and held.readers == whole.readers
     assert np.allclose(held.vectors, whole.vectors, atol=1e-6)
 
@@ -92,4 +92,4 @@ def test_a_generation_moved_without_a_stamp_is_listed_whole_before_the_next_answ
     pointer.modify(metadata=dict(pointer.metadata) | {"generation": "unstamped01"})  # what a writer before stamps does
     assert store.changes(held) is None and store.generation().count(":") == 1  # no stamp in the token: no chain
     assert not [h for h in hybrid.search(question, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
-    assert hybrid.lexical.table().get(WINDOWS).access == ("staff",)
+    assert hybrid.snapshot.table().get(WINDOWS).access == ("staff",)

@@ -80,13 +80,13 @@ def test_queries_during_a_background_refresh_are_answered_from_the_old_snapshot_
     store.release.clear()  # the refresh will wait inside its read of the edited row
     edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
     sync_index(load_corpus(site), store, embedder)
-    old = hybrid.lexical.table()
+    old = hybrid.snapshot.table()
     assert "up to 8 times over 24 hours" in hybrid.search(retries, ANON).hits[0].chunk.text  # not waiting: the old text
     assert store.holding.wait(5) and not store.release.is_set()  # ... while the refresh is still held
-    assert hybrid.lexical.prepared == 0 and hybrid.lexical.table() is old
+    assert hybrid.snapshot.prepared == 0 and hybrid.snapshot.table() is old
     store.release.set()
-    assert hybrid.lexical.settle(5)
-    assert hybrid.lexical.prepared == 1 and hybrid.lexical.table() is not old  # swapped in
+    assert hybrid.snapshot.settle(5)
+    assert hybrid.snapshot.prepared == 1 and hybrid.snapshot.table() is not old  # swapped in
     assert "up to 12 times over 48 hours" in hybrid.search(retries, ANON).hits[0].chunk.text
     assert store.listings == 0 and store.read_ids == ["doc:guides/retries#retry-schedule"]
 
@@ -99,7 +99,7 @@ def test_a_restriction_is_never_served_from_the_old_snapshot_once_on_access_retu
     seen: list[list[str]] = []
 
     def on_access(_: IndexReport) -> None:
-        hybrid.lexical.follow()  # what `Services.publish` does at the access step
+        hybrid.snapshot.follow()  # what `Services.publish` does at the access step
         seen.append(refund_pages(hybrid, ANON))
 
     sync_index(load_corpus(site), store, embedder, on_access=on_access)
@@ -107,9 +107,9 @@ def test_a_restriction_is_never_served_from_the_old_snapshot_once_on_access_retu
     assert refund_pages(hybrid, ANON) == [] and not store.release.is_set()  # after the commit, still the old snapshot
     assert [i for i in ids(hybrid, REFUND_QUESTIONS[0], STAFF) if i.startswith("doc:billing/refunds")]
     store.release.set()
-    assert hybrid.lexical.settle(5)
+    assert hybrid.snapshot.settle(5)
     assert refund_pages(hybrid, ANON) == []
-    assert "45 days" in hybrid.lexical.table().get("doc:billing/refunds#refund-windows").text
+    assert "45 days" in hybrid.snapshot.table().get("doc:billing/refunds#refund-windows").text
 
 
 def test_a_restriction_written_by_another_process_is_applied_by_the_next_query_without_waiting(tmp_path):
@@ -124,22 +124,22 @@ def test_a_restriction_written_by_another_process_is_applied_by_the_next_query_w
     assert not reader.release.is_set() and reader.listings == 0
     assert WINDOWS in ids(hybrid, REFUND_QUESTIONS[0], STAFF)  # relabelled in place: same text, new access
     reader.release.set()
-    assert hybrid.lexical.settle(5) and refund_pages(hybrid, ANON) == []
+    assert hybrid.snapshot.settle(5) and refund_pages(hybrid, ANON) == []
 
 
 def test_a_refresh_reads_only_the_rows_stamped_since_and_drops_the_logged_deletions(tmp_path):
     site, store, embedder, hybrid = built(tmp_path)
-    before = len(hybrid.lexical.table())
+    before = len(hybrid.snapshot.table())
     edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
     deleted = [c.id for c in store.chunks() if c.source == "billing/refunds.mdx"]
     (site / "billing/refunds.mdx").unlink()
     sync_index(load_corpus(site), store, embedder)
-    assert hybrid.search("refunds", ANON) is not None and hybrid.lexical.settle(5)
+    assert hybrid.search("refunds", ANON) is not None and hybrid.snapshot.settle(5)
     assert store.listings == 0  # no listing of every row
     # the edited page's rows (one new text, the rest shifted lines), whatever the size of the index
     assert store.changed_rows and all(found and set(found) == {"guides/retries.mdx"} for found in store.changed_rows)
-    assert store.read_ids == ["doc:guides/retries#retry-schedule"] and hybrid.lexical.reread == 1
-    table = hybrid.lexical.table()
+    assert store.read_ids == ["doc:guides/retries#retry-schedule"] and hybrid.snapshot.reread == 1
+    table = hybrid.snapshot.table()
     assert len(table) == before - len(deleted) and not any(table.get(i) for i in deleted)
     whole = ChunkTable.build(store.records())
     assert table.chunks == whole.chunks and table.readers == whole.readers and np.allclose(table.vectors, whole.vectors)
@@ -149,11 +149,11 @@ def test_a_full_rebuild_breaks_the_chain_and_the_refresh_lists_the_new_collectio
     site, store, embedder, hybrid = built(tmp_path)
     edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
     sync_index(load_corpus(site), store, embedder, full=True,
-               on_access=lambda _: hybrid.lexical.follow())  # this reader holds the rebuild's access step
+               on_access=lambda _: hybrid.snapshot.follow())  # this reader holds the rebuild's access step
     assert refund_pages(hybrid, ANON) == []
-    assert hybrid.lexical.settle(5) and store.listings == 1  # one listing of the new collection, off the query path
+    assert hybrid.snapshot.settle(5) and store.listings == 1  # one listing of the new collection, off the query path
     whole = ChunkTable.build(store.records())
-    assert hybrid.lexical.table().chunks == whole.chunks and refund_pages(hybrid, ANON) == []
+    assert hybrid.snapshot.table().chunks == whole.chunks and refund_pages(hybrid, ANON) == []
 
 
 def test_a_reader_that_missed_the_access_step_of_a_full_rebuild_lists_every_row_before_it_answers(tmp_path):
@@ -167,7 +167,7 @@ def test_a_reader_that_missed_the_access_step_of_a_full_rebuild_lists_every_row_
 
 def test_the_access_part_relabels_shares_vectors_and_patches_only_the_changed_rows_of_cached_masks(tmp_path):
     _, store, _, hybrid = built(tmp_path)
-    table = hybrid.lexical.table()
+    table = hybrid.snapshot.table()
     target = table.row(WINDOWS)
     assert target is not None and table.mask(ANON.groups)[target]
     chunk = table.chunks[target]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ingest.text import identifiers, light_stem, tokenize
-from retrieval.lexical import LexicalIndex, LexicalSearcher
+from retrieval.lexical import LexicalIndex
+from retrieval.snapshot import IndexSnapshot
 from tests.fakes import HashEmbedder, make_chunk
 from tests.memory_index import MemoryIndex
 
@@ -62,7 +63,7 @@ def test_title_and_heading_path_are_searchable():
 def test_restricted_chunk_is_never_scored_for_a_viewer_who_may_not_read_it():
     secret = make_chunk("internal/refunds", "limits", "Support agent override limit is 500 dollars.", access=("staff",))
     public = make_chunk("billing/refunds", "policy", "Refund policy for monthly plans.")
-    searcher = LexicalSearcher(store_with(secret, public))
+    searcher = IndexSnapshot(store_with(secret, public))
     for k in (1, 5, 50):
         assert secret.id not in [c.id for c, _ in searcher.search(secret.text, k, PUBLIC)]
     assert searcher.search(secret.text, 5, STAFF)[0][0].id == secret.id
@@ -72,7 +73,7 @@ def test_restricted_chunk_is_never_scored_for_a_viewer_who_may_not_read_it():
 
 def test_index_rebuilds_when_the_store_grows():
     store = store_with(make_chunk("a", "one", "Refunds within 14 days."))
-    searcher = LexicalSearcher(store)
+    searcher = IndexSnapshot(store)
     assert searcher.search("webhook signature", 5, PUBLIC) == []
     store.add([make_chunk("b", "two", "Every webhook carries a signature header.")])
     assert searcher.settle(timeout=10.0)  # the next snapshot is prepared in the background and swapped in
@@ -81,7 +82,7 @@ def test_index_rebuilds_when_the_store_grows():
 
 def test_an_edit_that_keeps_the_count_is_picked_up_by_its_generation():
     store = store_with(make_chunk("a", "one", "Refunds within 14 days."))
-    searcher = LexicalSearcher(store)
+    searcher = IndexSnapshot(store)
     assert searcher.search("signature", 5, PUBLIC) == []
     store.items = [(make_chunk("a", "one", "Every webhook carries a signature."), store.items[0][1])]
     assert searcher.settle(timeout=10.0)
@@ -90,7 +91,7 @@ def test_an_edit_that_keeps_the_count_is_picked_up_by_its_generation():
 
 def test_refresh_forgets_the_snapshot():
     store = store_with(make_chunk("a", "one", "Refunds within 14 days."))
-    searcher = LexicalSearcher(store)
+    searcher = IndexSnapshot(store)
     searcher.search("refunds", 5, PUBLIC)
     store.replace_items([(make_chunk("a", "one", "Signatures use HMAC."), store.items[0][1])], announce=False)
     assert searcher.search("hmac", 5, PUBLIC) == []  # written, but the generation has not moved: the snapshot serves
@@ -99,15 +100,15 @@ def test_refresh_forgets_the_snapshot():
 
 
 def test_empty_store_and_empty_terms_give_no_hits():
-    searcher = LexicalSearcher(store_with())
+    searcher = IndexSnapshot(store_with())
     assert searcher.search("anything at all", 10, PUBLIC) == []
-    full = LexicalSearcher(store_with(make_chunk("a", "one", "Refunds within 14 days.")))
+    full = IndexSnapshot(store_with(make_chunk("a", "one", "Refunds within 14 days.")))
     assert full.search("how do I", 10, PUBLIC) == []
 
 
 def test_a_search_needs_reader_groups():
     with pytest.raises(ValueError, match="reader group"):
-        LexicalSearcher(store_with()).search("refunds", 5, frozenset())
+        IndexSnapshot(store_with()).search("refunds", 5, frozenset())
 
 
 def test_the_term_cache_tokenizes_a_chunk_again_only_when_what_bm25_reads_changed(monkeypatch):

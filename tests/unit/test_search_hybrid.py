@@ -230,7 +230,7 @@ def test_chunks_an_ingest_is_still_writing_are_served_once_the_generation_moves_
     assert fresh.id not in found and secret.id not in found
     store.items = store.items  # the ingest commits: the generation moves
     assert secret.id not in [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
-    assert hybrid.lexical.settle(5)  # new content is served once the background has prepared it
+    assert hybrid.snapshot.settle(5)  # new content is served once the background has prepared it
     found = [h.chunk.id for h in hybrid.search("lemur batches events", ANON, k=50).hits]
     assert fresh.id in found and secret.id not in found
     assert secret.id in [h.chunk.id for h in hybrid.search("lemur internal quota", STAFF, k=50).hits]

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from retrieval.lexical import LexicalSearcher
 from retrieval.refresh import refresh_table
 from retrieval.search import HybridRetriever
+from retrieval.snapshot import IndexSnapshot
 from retrieval.table import ChunkTable
 from retrieval.viewer import Viewer
 from tests.fakes import HashEmbedder, make_chunk
@@ -89,7 +89,7 @@ def test_added_and_deleted_chunks_follow_the_store():
 def test_the_searcher_refreshes_incrementally_after_the_first_full_read():
     embedder = HashEmbedder()
     store = ListingStore(embedder, DOCS)
-    searcher = LexicalSearcher(store)
+    searcher = IndexSnapshot(store)
     searcher.view(ANON.groups)
     assert searcher.reread == len(DOCS) and store.listings == 0  # the first table is one whole read
     store.items = [((replace(c, access=("staff",)) if c.id == DOCS[0].id else c), v) for c, v in store.items]
