@@ -19,35 +19,13 @@
     if (cite) cite.classList.remove("closed");
   });
 
-  // Touch screens have no hover: the first tap on a chip opens its card, the card's link opens the source.
-  // The card closes with its close button, Escape, or a tap anywhere outside it.
+  // Touch screens: cards open and close by tap (turn.js, shared with the widget).
   var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
   document.addEventListener("click", function (e) {
-    var close = e.target.closest && e.target.closest(".card-close");
-    if (close) {
-      var open = close.closest(".cite");
-      open.classList.remove("open"); open.classList.add("closed");
-      if (document.activeElement && open.contains(document.activeElement)) document.activeElement.blur();
-      return;
-    }
-    if (!(e.target.closest && e.target.closest(".cite"))) {
-      document.querySelectorAll(".cite.open").forEach(function (c) { c.classList.remove("open"); });
-    }
-    var chip = e.target.closest && e.target.closest(".chip");
-    if (coarse && chip) {
-      var cite = chip.closest(".cite");
-      if (!cite.classList.contains("open")) {
-        e.preventDefault();
-        document.querySelectorAll(".cite.open").forEach(function (c) { c.classList.remove("open"); });
-        cite.classList.add("open");
-        return;
-      }
-    }
+    if (DocsChatTurn.cardClick(e, document, coarse)) return;
     // Remember which quote a source link was opened for, so the docs viewer can mark it even where
     // the browser hides or ignores the text fragment.
     var link = e.target.closest && e.target.closest("a[data-quote]");
-    // The source opens in a new tab; its card must not cover the answer when the visitor comes back.
-    if (link && link.closest(".cite")) link.closest(".cite").classList.add("closed");
     if (link) {
       try {
         localStorage.setItem(PENDING, JSON.stringify({ path: new URL(link.href, location.href).pathname,
@@ -147,18 +125,9 @@
       button.textContent = "Copied"; setTimeout(function () { button.textContent = label; }, 1500);
     }, function () { button.textContent = "Copy failed"; });
   }
-  // The Markdown's links are the answer's own, as the page has them: with the bundled docs viewer that is a
-  // path ("/docs/…"), which means nothing once pasted elsewhere. Each is made absolute against this page.
-  function absoluteLinks(markdown, turn) {
-    var known = {};
-    if (turn) turn.querySelectorAll("a[href]").forEach(function (a) { known[a.getAttribute("href")] = a.href; });
-    return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) {
-      return known[path] ? "](" + known[path] + ")" : link;
-    });
-  }
   document.addEventListener("click", function (e) {
     var copy = e.target.closest && e.target.closest(".copy-answer");
-    if (copy) { copied(copy, absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn"))); return; }
+    if (copy) { copied(copy, DocsChatTurn.absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn"), "")); return; }
     var code = e.target.closest && e.target.closest(".copy-code");
     if (code) copied(code, code.parentNode.querySelector("pre").innerText);
   });

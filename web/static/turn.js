@@ -1,5 +1,6 @@
 // What a finished turn does wherever it is shown: the chat page loads this file before app.js, and /widget.js
-// serves it in front of widget.js, so the page and the embedded panel send feedback the same way.
+// serves it in front of widget.js, so the page and the embedded panel send feedback, open and close citation
+// cards and copy an answer the same way.
 var DocsChatTurn = (function () {
   "use strict";
 
@@ -34,5 +35,37 @@ var DocsChatTurn = (function () {
     });
   }
 
-  return { feedback: feedback };
+  // Citation cards open on hover and focus (CSS). Touch screens have no hover: the first tap on a chip opens its
+  // card; the card's ×, or a tap outside it, closes it; a source opened from a card (a new tab) leaves it closed, so
+  // it does not cover the answer when the visitor comes back. True when the click was the card's to handle.
+  function cardClick(e, root, coarse) {
+    var close = e.target.closest && e.target.closest(".card-close");
+    if (close) {
+      var open = close.closest(".cite");
+      open.classList.remove("open"); open.classList.add("closed");
+      if (document.activeElement && open.contains(document.activeElement)) document.activeElement.blur();
+      return true;
+    }
+    var inside = e.target.closest && e.target.closest(".cite");
+    root.querySelectorAll(".cite.open").forEach(function (c) { if (c !== inside) c.classList.remove("open"); });
+    var chip = e.target.closest && e.target.closest(".chip");
+    if (coarse && chip && inside && !inside.classList.contains("open")) { e.preventDefault(); inside.classList.add("open"); return true; }
+    var followed = e.target.closest && e.target.closest(".cite a[href]");
+    if (followed) { inside.classList.remove("open"); inside.classList.add("closed"); }
+    return false;
+  }
+
+  // The copied Markdown's links to the docs viewer are paths ("/docs/…") where the turn's own links point at this
+  // server: pasted elsewhere a path means nothing, so each takes the absolute address the turn's link resolves to.
+  // `base` is what the turn's hrefs start with before the path ("" on the chat page, the server in the widget).
+  function absoluteLinks(markdown, turn, base) {
+    var known = {};
+    if (turn) turn.querySelectorAll("a[href]").forEach(function (a) {
+      var href = a.getAttribute("href");
+      if (href.indexOf(base + "/") === 0) known[href.slice(base.length)] = a.href;
+    });
+    return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) { return known[path] ? "](" + known[path] + ")" : link; });
+  }
+
+  return { feedback: feedback, cardClick: cardClick, absoluteLinks: absoluteLinks };
 })();

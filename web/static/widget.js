@@ -134,31 +134,14 @@
     input.value = "";
     ask(question);
   });
-  // Touch: the first tap on a chip opens its card; a tap elsewhere or the card's × closes it.
-  root.addEventListener("click", function (e) {
-    var x = e.target.closest(".card-close");
-    if (x) { x.closest(".cite").classList.remove("open"); x.closest(".cite").classList.add("closed"); return; }
-    var chip = e.target.closest(".chip"), coarse = window.matchMedia && matchMedia("(pointer: coarse)").matches;
-    root.querySelectorAll(".cite.open").forEach(function (c) { if (!chip || !c.contains(chip)) c.classList.remove("open"); });
-    if (chip && coarse && !chip.closest(".cite").classList.contains("open")) { e.preventDefault(); chip.closest(".cite").classList.add("open"); return; }
-    var followed = e.target.closest(".cite a[href]");  // the source opened in a new tab: the card must not cover the panel on return
-    if (followed) { followed.closest(".cite").classList.remove("open"); followed.closest(".cite").classList.add("closed"); }
-  });
-  // The copied Markdown's links to this server's docs viewer ("/docs/…") are made absolute, like the turn's own
-  // links (absolutise): pasted elsewhere, a path means nothing.
-  function absoluteLinks(markdown, turn) {
-    var known = {};
-    if (turn) turn.querySelectorAll("a[href]").forEach(function (a) {
-      var href = a.getAttribute("href");
-      if (href.indexOf(server + "/") === 0) known[href.slice(server.length)] = href;
-    });
-    return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) { return known[path] ? "](" + known[path] + ")" : link; });
-  }
+  // Touch: cards open and close by tap, as on the chat page (turn.js).
+  var coarse = window.matchMedia && matchMedia("(pointer: coarse)").matches;
+  root.addEventListener("click", function (e) { DocsChatTurn.cardClick(e, root, coarse); });
   // Feedback as on the chat page (turn.js, served in front of this file): JSON to this server (CORS, no cookies).
   DocsChatTurn.feedback(root, server, "omit");
   root.addEventListener("click", function (e) {
     var copy = e.target.closest(".copy-answer");
-    if (copy && navigator.clipboard) navigator.clipboard.writeText(absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn")))
+    if (copy && navigator.clipboard) navigator.clipboard.writeText(DocsChatTurn.absoluteLinks(copy.getAttribute("data-markdown"), copy.closest(".turn"), server))
       .then(function () { copy.textContent = "Copied"; });
   });
   root.addEventListener("mouseover", function (e) { var c = e.target.closest(".cite"); if (c) c.classList.remove("closed"); });
