@@ -232,3 +232,59 @@ def test_the_widget_hover_card_stays_inside_the_panel_whatever_the_chips_positio
             page.screenshot(path=str(shots / "43-widget-card-inside-panel.png"))
         page.mouse.move(5, 5)
         card.wait_for(state="hidden")
+
+
+def _asked_in_widget(page, host: str):  # noqa: ANN001, ANN202
+    page.goto(host + "/")
+    widget = page.locator("#docs-chat-widget")
+    widget.locator(".launcher").click()
+    widget.locator(".composer input").fill(QUESTION)
+    widget.locator(".composer button").click()
+    turn = widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first
+    turn.wait_for()
+    return widget, turn
+
+
+def test_the_widget_copies_an_answer_with_absolute_links_like_the_chat_page(browser, sites):
+    """The widget and the chat page share the copy code (turn.js): every link of the copied Markdown is absolute."""
+    host, _, _ = sites
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=host)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        _, turn = _asked_in_widget(page, host)
+        turn.locator(".copy-answer").click()
+        turn.locator(".copy-answer", has_text="Copied").wait_for()
+        text = page.evaluate("navigator.clipboard.readText()")
+        assert text.startswith(f"**{QUESTION}**") and "30 seconds" in text
+        assert f"]({turn.locator('.chip').first.get_attribute('href')})" in text  # the chip's deep link, as shown
+        assert "](/" not in text
+    finally:
+        context.close()
+
+
+def test_the_widget_card_opens_on_a_tap_and_closes_on_its_button_and_an_outside_tap(browser, sites, shots):
+    """On a touch screen the widget's cards behave as the chat page's (turn.js): no hover, so taps open and close them."""
+    host, _, _ = sites
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        widget, turn = _asked_in_widget(page, host)
+        chip = turn.locator(".chip").first
+        card = widget.locator("#" + chip.get_attribute("aria-describedby"))
+        chip.tap()
+        card.wait_for(state="visible")
+        card.locator(".card-title").tap()
+        page.wait_for_timeout(300)
+        assert card.is_visible()  # reading the card is not a tap outside it
+        page.screenshot(path=str(shots / "44-widget-phone-card.png"))
+        card.locator(".card-close").tap()
+        card.wait_for(state="hidden")
+        chip.tap()
+        card.wait_for(state="visible")
+        turn.locator(".question").tap()
+        card.wait_for(state="hidden")
+    finally:
+        context.close()
