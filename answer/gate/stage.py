@@ -37,6 +37,8 @@ from .weights import Thresholds
 
 _NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,})(?![\w`])")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
+# A capitalised name qualifying the lower-case noun after it: "the Business plan", "the Growth tier", "an Express app".
+_QUALIFIED = re.compile(r"\b([A-Z][\w-]*[a-z][\w-]*)\s+([a-z]{3,})\b")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ def direct_verdict(question: Question, scored: Scored, hit: Hit, absent: float, 
     unnamed = unnamed_in(question, hit, vocabulary)
     if unnamed:
         reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+    sibling = names_a_sibling(question, scored.span.statement)
+    if sibling:
+        reasons.append(sibling)
     if absent >= t.max_absent:
         reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
     if question.wants_number and type_fit(question, scored.span) < 0:
@@ -91,6 +96,24 @@ def names(question: str) -> list[str]:
             continue
         found.append(word)
     return found
+
+
+def names_a_sibling(question: Question, statement: str) -> str:
+    """Why the statement is about another thing of the kind the question asks about, or "" when it is not.
+
+    "How many days are runs kept on the Business plan?" is not answered by "The Starter plan keeps data for 30
+    days.": the question qualifies a noun with one name, the quote the same noun with another, and never uses the
+    question's. No list of nouns: any capitalised name before a lower-case noun, in the question and the quote.
+    """
+    lowered = statement.lower()
+    for match in _QUALIFIED.finditer(question.text):
+        name, noun = match.group(1), match.group(2)
+        if _SENTENCE_START.search(question.text[: match.start()]) or name.lower() in lowered:
+            continue  # a sentence's first word is no qualifier; a quote that uses the name may be about it
+        for other in re.finditer(rf"\b([A-Z][\w-]*)\s+{re.escape(noun)}\b", statement):
+            if not _SENTENCE_START.search(statement[: other.start()]):
+                return f"the quote is about the {other.group(1)} {noun}, the question about the {name} {noun}"
+    return ""
 
 
 def unnamed_in(question: Question, hit: Hit, vocabulary: Vocabulary) -> list[str]:

@@ -239,3 +239,18 @@ def test_a_contradiction_between_two_pages_is_noticed_on_a_site_without_versions
                                for s in judge.extractor.rank(judge.question(rset.question), rset)[:2]))
     verified = verify(draft, rset, Viewer.anonymous())
     assert judge.judge(rset.question, verified.shown, rset).disagree is expected
+
+
+@pytest.mark.parametrize(("question", "quote", "about"), [
+    ("How many days are runs kept on the Business plan?", "The Starter plan keeps data for 30 days.", "Starter plan"),
+    ("How many days are runs kept on the Business plan?", "The Business plan keeps data for 90 days.", ""),
+    ("How many days are runs kept on the Business plan?", "Data is kept for 30 days on every plan.", ""),
+    ("Express apps fail the signature check. Why?", "The Next app reads the raw body.", ""),  # a first word qualifies nothing
+    ("Why does my Express app fail the signature check?", "In a Next app, read the raw body first.", "Next app"),
+])
+def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(question, quote, about):
+    from answer.gate import analyze
+    from answer.gate.stage import names_a_sibling
+
+    reason = names_a_sibling(analyze(question), quote)
+    assert (about in reason if about else reason == ""), reason
