@@ -147,13 +147,19 @@ class Services:
         return self._store if self._store is not None else self._chroma()
 
     def _chroma(self) -> ChromaStore:
-        """The Chroma index this server answers from and ingests into (opened on first use)."""
-        if self._chroma_store is None:
-            if self._store is not None:
-                raise TypeError("this server was given its index and answerer: it cannot open Chroma beside them")
-            from retrieval.services import open_chroma
+        """The Chroma index this server answers from and ingests into (opened on first use, or the one it was given).
 
-            self._store = self._chroma_store = open_chroma(self.settings)
+        Ingesting needs Chroma itself (its writer lease, its location), not only the reader seam: a server given
+        another index was given its answerer too, and ingests from the CLI.
+        """
+        if self._chroma_store is None:
+            if self._store is None:
+                from retrieval.services import open_chroma
+
+                self._store = open_chroma(self.settings)
+            if not isinstance(self._store, ChromaStore):
+                raise TypeError("this server was given an index other than Chroma: it cannot ingest into it")
+            self._chroma_store = self._store
         return self._chroma_store
 
     @property
