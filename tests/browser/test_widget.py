@@ -93,10 +93,7 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
             httpd.shutdown()
 
 
-def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_at_the_heading(page, sites, shots):
-    host, server, root = sites
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+def _asked_in_widget(page, host: str):  # noqa: ANN001, ANN202
     page.goto(host + "/")
     widget = page.locator("#docs-chat-widget")
     widget.locator(".launcher").click()
@@ -104,6 +101,14 @@ def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_a
     widget.locator(".composer button").click()
     turn = widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first
     turn.wait_for()
+    return widget, turn
+
+
+def test_the_widget_answers_on_another_origin_and_its_chip_opens_the_host_page_at_the_heading(page, sites, shots):
+    host, server, root = sites
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    widget, turn = _asked_in_widget(page, host)
     assert "30 seconds" in " ".join(turn.locator(".claim .quote blockquote").all_inner_texts())
     assert page.locator("#host-text").evaluate("e => getComputedStyle(e).fontFamily") == "serif"  # the host is untouched
     chip = turn.locator(".chip").first
@@ -207,13 +212,7 @@ def test_the_widget_keeps_its_own_thread_and_a_tab_holding_a_copied_thread_id_fo
 def test_the_widget_hover_card_stays_inside_the_panel_whatever_the_chips_position(page, sites, shots):
     """The card hung off the chip's right edge and reached left of the panel, where the thread's scroll box cut it."""
     host, _, _ = sites
-    page.goto(host + "/")
-    widget = page.locator("#docs-chat-widget")
-    widget.locator(".launcher").click()
-    widget.locator(".composer input").fill(QUESTION)
-    widget.locator(".composer button").click()
-    turn = widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first
-    turn.wait_for()
+    widget, turn = _asked_in_widget(page, host)
     assert widget.locator(".composer input").get_attribute("placeholder") == "Ask a follow-up question…"
     panel = widget.locator(".panel").bounding_box()
     chips = turn.locator(".chip").all()
@@ -232,17 +231,6 @@ def test_the_widget_hover_card_stays_inside_the_panel_whatever_the_chips_positio
             page.screenshot(path=str(shots / "43-widget-card-inside-panel.png"))
         page.mouse.move(5, 5)
         card.wait_for(state="hidden")
-
-
-def _asked_in_widget(page, host: str):  # noqa: ANN001, ANN202
-    page.goto(host + "/")
-    widget = page.locator("#docs-chat-widget")
-    widget.locator(".launcher").click()
-    widget.locator(".composer input").fill(QUESTION)
-    widget.locator(".composer button").click()
-    turn = widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first
-    turn.wait_for()
-    return widget, turn
 
 
 def test_the_widget_copies_an_answer_with_absolute_links_like_the_chat_page(browser, sites):
