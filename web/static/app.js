@@ -88,20 +88,27 @@
     });
   });
 
-  // Streams: a drop or a silence ends in a message with Retry instead of a spinner that never stops.
-  var STALL_MS = 30000, lastHeard = new WeakMap();
-  document.addEventListener("htmx:sseMessage", function (e) { var t = e.target.closest && e.target.closest(".turn"); if (t) lastHeard.set(t, Date.now()); });
-  document.addEventListener("htmx:sseOpen", function (e) { if (e.target.classList && e.target.classList.contains("turn")) lastHeard.set(e.target, Date.now()); });
+  // Streams: a drop or a silence ends in a message with Retry (the silence is turn.js's watchdog, as in the widget).
+  var heard = new WeakMap();
+  function watch(turn) {
+    if (heard.has(turn)) return;
+    heard.set(turn, DocsChatTurn.watchdog(function () { return turn.isConnected && turn.getAttribute("data-state") === "pending"; },
+                                          function () { fail(turn, turn.getAttribute("data-question") || "", SLOW); }));
+  }
+  document.addEventListener("htmx:load", function (e) {  // a pending turn is watched from the moment it is shown
+    var root = e.detail && e.detail.elt;
+    if (!root || !root.querySelectorAll) return;
+    if (root.matches && root.matches(".turn[data-state=pending]")) watch(root);
+    root.querySelectorAll(".turn[data-state=pending]").forEach(watch);
+  });
+  document.addEventListener("htmx:sseMessage", function (e) {
+    var t = e.target.closest && e.target.closest(".turn");
+    if (t && heard.has(t)) heard.get(t)();
+  });
   document.addEventListener("htmx:sseError", function (e) {
     var pending = e.target.closest && e.target.closest(".turn[data-state=pending]");
     if (pending) fail(pending, pending.getAttribute("data-question") || "", DROPPED);
   });
-  setInterval(function () {
-    document.querySelectorAll(".turn[data-state=pending]").forEach(function (t) {
-      if (!lastHeard.has(t)) lastHeard.set(t, Date.now());
-      else if (Date.now() - lastHeard.get(t) > STALL_MS) fail(t, t.getAttribute("data-question") || "", SLOW);
-    });
-  }, 1000);
 
   // Retry asks the same question again in the same thread; the failed turn makes way for the new one.
   document.addEventListener("click", function (e) {

@@ -1,6 +1,6 @@
 // What a finished turn does wherever it is shown: the chat page loads this file before app.js, and /widget.js
 // serves it in front of widget.js, so the page and the embedded panel send feedback, open and close citation
-// cards and copy an answer the same way.
+// cards, copy an answer and give up on a silent stream the same way.
 var DocsChatTurn = (function () {
   "use strict";
 
@@ -67,5 +67,17 @@ var DocsChatTurn = (function () {
     return markdown.replace(/\]\((\/(?!\/)[^)\s]*)\)/g, function (link, path) { return known[path] ? "](" + known[path] + ")" : link; });
   }
 
-  return { feedback: feedback, cardClick: cardClick, absoluteLinks: absoluteLinks };
+  // A stream that falls silent ends in a message with Retry instead of a spinner that never stops: `onStall` runs
+  // once when nothing was heard for STALL_MS while `pending()` holds; the watch ends by itself once it no longer
+  // does. Each event of the stream calls the returned `heard`.
+  var STALL_MS = 30000;
+  function watchdog(pending, onStall) {
+    var last = Date.now(), timer = setInterval(function () {
+      if (!pending()) clearInterval(timer);
+      else if (Date.now() - last > STALL_MS) { clearInterval(timer); onStall(); }
+    }, 1000);
+    return function heard() { last = Date.now(); };
+  }
+
+  return { feedback: feedback, cardClick: cardClick, absoluteLinks: absoluteLinks, watchdog: watchdog };
 })();

@@ -88,16 +88,16 @@
     if (load(OWNER)) params.set("owner", load(OWNER));
     if (version) params.set("version", version);
     var source = new EventSource(server + "/ask/stream?" + params.toString());  // no credentials: an anonymous visitor
-    var finished = false, heard = Date.now();
-    var watchdog = setInterval(function () {
-      if (!finished && Date.now() - heard > 30000) { finished = true; source.close(); clearInterval(watchdog); failed(turn, question, "The answer is taking too long."); }
-    }, 1000);
-    source.addEventListener("owner", function (e) { heard = Date.now(); keep(OWNER, e.data); });
-    source.addEventListener("thread", function (e) { heard = Date.now(); keep(KEY, e.data); });
-    source.addEventListener("retrieved", function (e) { heard = Date.now(); looked.textContent = ""; looked.appendChild(fragment(e.data)); });
-    source.addEventListener("claim", function (e) { heard = Date.now(); claims.appendChild(fragment(e.data)); });
+    var finished = false;
+    var heard = DocsChatTurn.watchdog(function () { return !finished; }, function () {
+      finished = true; source.close(); failed(turn, question, "The answer is taking too long.");
+    });
+    source.addEventListener("owner", function (e) { heard(); keep(OWNER, e.data); });
+    source.addEventListener("thread", function (e) { heard(); keep(KEY, e.data); });
+    source.addEventListener("retrieved", function (e) { heard(); looked.textContent = ""; looked.appendChild(fragment(e.data)); });
+    source.addEventListener("claim", function (e) { heard(); claims.appendChild(fragment(e.data)); });
     source.addEventListener("done", function (e) {
-      finished = true; source.close(); clearInterval(watchdog);
+      finished = true; source.close();
       var done = fragment(e.data), article = done.querySelector("article");
       if (article && article.getAttribute("data-state") === "failed") { failed(turn, question, (article.querySelector(".error") || {}).textContent || "Not answered."); return; }
       turn.replaceWith(done);
@@ -106,7 +106,7 @@
     });
     source.onerror = function () {
       if (finished) return;
-      finished = true; source.close(); clearInterval(watchdog);
+      finished = true; source.close();
       failed(turn, question, "Could not reach the docs assistant, or the connection dropped.");
     };
   }
