@@ -10,6 +10,9 @@ say *why* a span won:
 - `section`: similarity of the question and the section's title and headings
   (a section whose heading asks the question answers it in its lead);
 - `terms`: how much of the question's focus the span and its headings cover;
+- `asks`: how much of what the question asks *beyond its subject* the span covers: the focus terms
+  most retrieved sections do not use (every section found for "why does cy.task fail when my handler
+  returns nothing?" names cy.task; which one answers is told by "fail", "return", "nothing");
 - `identifiers`: the code-like tokens the question names (`FD-4292`, `--dry-run`);
 - `type`: a quantity question wants a stated number, a default question the
   default, a how-to question the steps, a definition question the lead;
@@ -38,7 +41,7 @@ from .asides import asks_history, is_history, is_navigation
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
-from .weights import MAX_UNITS, TOP_HITS, Weights
+from .weights import MAX_UNITS, SUBJECT_SHARE, TOP_HITS, Weights
 
 
 @dataclass(frozen=True)
@@ -67,9 +70,20 @@ class Span:
 
 @dataclass(frozen=True)
 class Scored:
+    """A span, the score the gate's thresholds judge it by, and the named features that sum to it.
+
+    `asks` is the one feature outside `score`: it orders spans that pass (which of the sections that all
+    name the question's subject says what was asked), never lifts a span over a threshold.
+    """
+
     span: Span
     score: float
     features: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def order(self) -> float:
+        """What spans are ranked by: the score and what the span says beyond the question's subject."""
+        return self.score + self.features.get("asks", 0.0)
 
 
 class AnswerExtractor:
@@ -99,7 +113,8 @@ class AnswerExtractor:
 
     def rank(self, question: Question, rset: RetrievalSet) -> list[Scored]:
         """Every candidate span, best first."""
-        return self._rank(question, self.candidates(rset), rset.version)
+        asks = distinctive(question, readable_hits(rset)[: self.top_hits])
+        return self._rank(question, self.candidates(rset), rset.version, asks)
 
     def score_quotes(self, question: Question, rset: RetrievalSet, quotes: Sequence[tuple[str, int, int]]) -> list[Scored]:
         """Score quotes (handle, start, end) exactly as the same span is scored among candidates, in order.
@@ -116,15 +131,18 @@ class AnswerExtractor:
             spans.append(quote_span(hit, order[handle], start, end))
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        return [self._score(question, s, m, c, vocabulary, rset.version) for s, m, c in zip(spans, meaning, section, strict=True)]
+        asks = distinctive(question, readable_hits(rset)[: self.top_hits])
+        return [self._score(question, s, m, c, vocabulary, rset.version, asks)
+                for s, m, c in zip(spans, meaning, section, strict=True)]
 
-    def _rank(self, question: Question, spans: Sequence[Span], preferred: str) -> list[Scored]:
+    def _rank(self, question: Question, spans: Sequence[Span], preferred: str, asks: frozenset[str] = frozenset()) -> list[Scored]:
         if not spans:
             return []
         meaning, section = self._similarities(question, spans)
         vocabulary = self.vocabulary()
-        scored = [self._score(question, s, m, c, vocabulary, preferred) for s, m, c in zip(spans, meaning, section, strict=True)]
-        return sorted(scored, key=lambda s: (-s.score, s.span.rank, s.span.start))
+        scored = [self._score(question, s, m, c, vocabulary, preferred, asks)
+                  for s, m, c in zip(spans, meaning, section, strict=True)]
+        return sorted(scored, key=lambda s: (-s.order, s.span.rank, s.span.start))
 
     def _similarities(self, question: Question, spans: Sequence[Span]) -> tuple[list[float], list[float]]:
         if self.embedder is None or not spans:  # no model (unit tests, tools): word overlap stands in for meaning
@@ -155,13 +173,15 @@ class AnswerExtractor:
         return [known[t] for t in texts]
 
     def _score(self, question: Question, span: Span, meaning: float, section: float, vocabulary: Vocabulary,
-               preferred: str = "") -> Scored:
+               preferred: str = "", asks: frozenset[str] = frozenset()) -> Scored:
         w = self.weights
         features: dict[str, float] = {
             "meaning": round(w.meaning * meaning, 4),
             "section": round(w.section * section, 4),
             "terms": round(w.terms * coverage(question, span, vocabulary), 4),
         }
+        if asks:
+            features["asks"] = round(w.asks * coverage(question, span, vocabulary, asks), 4)
         if question.identifiers:
             named = sum(_uses_identifier(i, span) for i in question.identifiers)
             features["identifiers"] = round(w.identifiers * named / len(question.identifiers), 4)
@@ -178,7 +198,7 @@ class AnswerExtractor:
             features["version"] = -w.other_version
         if is_history(span.statement, span.context) and not asks_history(question.text):
             features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
-        return Scored(span, round(sum(features.values()), 4), features)
+        return Scored(span, round(sum(v for k, v in features.items() if k != "asks"), 4), features)
 
     def _other_version(self, question: Question, span: Span, preferred: str) -> bool:
         """True for a span from another docs version than the one wanted.
@@ -292,13 +312,29 @@ def _uses_identifier(identifier: str, span: Span) -> bool:
     return bool(pattern.search(span.text.lower()) or pattern.search(span.context.lower()))
 
 
-def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY) -> float:
-    """Rarity-weighted share of the question's focus terms found in the span, its table header or its headings."""
-    if not question.focus:
+def coverage(question: Question, span: Span, vocabulary: Vocabulary = EMPTY, terms: frozenset[str] | None = None) -> float:
+    """Rarity-weighted share of the question's focus terms (or of `terms`) in the span, its table header or its headings."""
+    focus = question.focus if terms is None else terms
+    if not focus:
         return 0.0
     found = lexical_terms(" ".join((span.text, span.header, span.context)))
-    total = sum(vocabulary.weight(t) for t in question.focus)
-    return sum(vocabulary.weight(t) for t in question.focus & found) / total if total else 0.0
+    total = sum(vocabulary.weight(t) for t in focus)
+    return sum(vocabulary.weight(t) for t in focus & found) / total if total else 0.0
+
+
+def distinctive(question: Question, hits: Sequence[Hit]) -> frozenset[str]:
+    """The focus terms that tell the retrieved sections apart: those at most `SUBJECT_SHARE` of them use.
+
+    A term nearly every retrieved section uses is what the search found them by (the question's subject);
+    which section answers is decided by the rest of what the question asks. Empty when fewer than two
+    sections were retrieved (one has nothing to be told apart from) or when the sections share no focus
+    term (then the focus itself tells them apart, and `coverage` counts it already).
+    """
+    if len(hits) < 2 or not question.focus:
+        return frozenset()
+    used = [lexical_terms(" ".join((h.chunk.text, section_context(h)))) for h in hits]
+    asks = frozenset(t for t in question.focus if sum(t in terms for terms in used) <= SUBJECT_SHARE * len(used))
+    return asks if asks != question.focus else frozenset()  # no shared subject: `terms` already says it all
 
 
 def type_fit(question: Question, span: Span) -> int:

@@ -247,7 +247,7 @@ class AnswerGate:
             return Judgement((), False, verdicts[strongest].reasons,
                              tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                                    for i, v in enumerate(verdicts)))
-        lead = max(passing, key=lambda i: best[i][0].score)
+        lead = max(passing, key=lambda i: best[i][0].order)
         others = [i for i in range(len(claims)) if i != lead]
         return self._behind(question, claims, best, lead, [replace(claims[lead], role=DIRECT)], others, rset, vocabulary)
 
@@ -281,7 +281,7 @@ class AnswerGate:
         best: list[tuple[Scored, Hit]] = []
         for claim in claims:
             scored = [(next(scores), c) for c in claim.citations]
-            top, citation = max(scored, key=lambda pair: pair[0].score)
+            top, citation = max(scored, key=lambda pair: pair[0].order)
             best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
         return best
 

@@ -20,6 +20,7 @@ class Weights:
     meaning: float = 1.0  # embedding similarity of the question and the span
     section: float = 0.35  # similarity of the question and the span's title and headings
     terms: float = 0.45  # rarity-weighted share of the question's focus the span and its headings use
+    asks: float = 0.3  # the same share of the focus terms most retrieved sections do not use (beyond the subject)
     identifiers: float = 0.35  # share of the question's code-like tokens the span names
     type_match: float = 0.12  # the span has the shape the question's kind asks for
     type_miss: float = 0.12  # … or clearly has not
@@ -44,5 +45,6 @@ class Thresholds:
 
 TOP_HITS = 6  # retrieved sections whose spans are candidates
 MAX_UNITS = 3  # sentences one candidate span may join (items and table rows stand alone)
+SUBJECT_SHARE = 0.5  # a focus term more than this share of the retrieved sections use is the subject they share
 COMMON_SHARE = 0.3  # a term on more than this share of all chunks is the site's subject, never a question's focus
 SAME_THING = 0.75  # two amounts disagree only when this share of the shorter quote's key terms is in the other too

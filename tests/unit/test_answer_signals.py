@@ -254,3 +254,27 @@ def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(q
 
     reason = names_a_sibling(analyze(question), quote)
     assert (about in reason if about else reason == ""), reason
+
+
+def test_what_the_question_asks_beyond_its_subject_decides_between_sections_that_all_name_the_subject():
+    """Every section found for a question about cy.task names cy.task: "fails" and "handler" tell which one answers."""
+    from answer.gate import analyze
+    from answer.gate.features import distinctive
+
+    sections = [
+        make_chunk("task", "yields", "`cy.task()` yields the value returned or resolved by the task event.", title="task",
+                   heading="Yields"),
+        make_chunk("task", "usage", "The task plugin event handler can return a value or a promise. The command will fail "
+                   "if undefined is returned.", title="task", heading="Usage"),
+        make_chunk("task", "requirements", "`cy.task()` requires being chained off of `cy`.", title="task",
+                   heading="Requirements"),
+    ]
+    question = analyze("My task handler returns nothing and cy.task fails. Why?")
+    rset = renumber(question.text, Viewer.anonymous(), [(c, 1.0) for c in sections])
+    asks = distinctive(question, rset.hits)
+    assert {"fail", "handler"} <= asks and "task" not in asks  # the subject every section shares tells none apart
+    ranked = AnswerExtractor().rank(question, rset)
+    assert "fail if undefined" in ranked[0].span.text and ranked[0].features["asks"] > 0
+    assert next(s for s in ranked if "yields" in s.span.text).features["asks"] == 0
+    assert distinctive(question, rset.hits[:1]) == frozenset()  # one section: nothing to tell apart
+    assert distinctive(analyze("Why does the handler fail?"), rset.hits) == frozenset()  # no shared subject: terms say it
