@@ -1,6 +1,6 @@
 """The web app: chat page, streamed answers, JSON API, docs viewer and audit view (starlette + jinja2 + htmx).
 
-`create_app(settings, *, answerer=None, store=None, corpus=None)` wires
+`create_app(settings, *, answerer=None, store=None, corpus=None, index=None)` wires
 dependencies so tests inject their own; the real ones are built lazily on first
 use and kept warm for the life of the process. Handlers live in `routes`,
 `api` and `staff` and read the typed `AppState`; every failure is worded once,
@@ -26,6 +26,7 @@ from answer.pipeline import Answerer
 from ingest.corpus import Corpus
 from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableError
 from retrieval.protocols import StoreReader
+from retrieval.store import ChromaStore
 
 from . import api, health, render, routes, staff
 from .cors import CORS, allowed_origins
@@ -49,13 +50,16 @@ _MAPPED = (StoreUnavailableError, IndexMismatchError, QueryError, QuestionError,
 
 
 def create_app(
-    settings: Settings, *, answerer: Answerer | None = None, store: StoreReader | None = None, corpus: Corpus | None = None
+    settings: Settings, *, answerer: Answerer | None = None, store: StoreReader | None = None, corpus: Corpus | None = None,
+    index: ChromaStore | None = None,
 ) -> Starlette:
+    """The app. `store` is an index it only reads; `index` the Chroma index it reads and may ingest into
+    (neither: the one `settings` names, opened on first use)."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code
     templates.env.filters["when"] = staff.when
     metrics = Metrics(lambda: services.store)
-    services = Services(settings, answerer, store, corpus, observers=[metrics.observe])
+    services = Services(settings, answerer, store, corpus, index=index, observers=[metrics.observe])
     state = AppState(settings, services, templates)
 
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus

@@ -46,11 +46,13 @@ class Services:
     """Lazily built, process-wide components; building the answerer loads the model once."""
 
     def __init__(self, settings: Settings, answerer: Answerer | None, store: StoreReader | None,
-                 corpus: Corpus | None = None, *, observers: Sequence[Callable[[Answer], None]] = ()) -> None:
+                 corpus: Corpus | None = None, *, index: ChromaStore | None = None,
+                 observers: Sequence[Callable[[Answer], None]] = ()) -> None:
         self.settings = settings
         self._observers = tuple(observers)  # told of every finished answer (the metrics)
-        self._store = store  # the index answers are read from: one given (tests, a library caller) or Chroma, opened here
-        self._chroma_store: ChromaStore | None = None  # Chroma, when this server opened it: the index it may also write
+        # What answers are read from: a reader given (tests, a library caller), the index given, or Chroma opened here.
+        self._store = store if store is not None else index
+        self._chroma_store = index  # the index this server may also write: the one given, or the one it opens
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
         self._corpus_generation: str | None = None
@@ -147,19 +149,19 @@ class Services:
         return self._store if self._store is not None else self._chroma()
 
     def _chroma(self) -> ChromaStore:
-        """The Chroma index this server answers from and ingests into (opened on first use, or the one it was given).
+        """The Chroma index this server answers from and ingests into (the one it was given, or opened on first use).
 
-        Ingesting needs Chroma itself (its writer lease, its location), not only the reader seam: a server given
-        another index was given its answerer too, and ingests from the CLI.
+        Ingesting needs Chroma itself (its writer lease, its location), not only the reader seam, so a server
+        is given the index it may write as `index`; one given only a reader (`store`) ingests from the CLI.
         """
         if self._chroma_store is None:
-            if self._store is None:
-                from retrieval.services import open_chroma
+            if self._store is not None:
+                raise TypeError("this server was given an index to read (store=), not one to write (index=): "
+                                "it cannot ingest into it")
+            from retrieval.services import open_chroma
 
-                self._store = open_chroma(self.settings)
-            if not isinstance(self._store, ChromaStore):
-                raise TypeError("this server was given an index other than Chroma: it cannot ingest into it")
-            self._chroma_store = self._store
+            self._chroma_store = open_chroma(self.settings)
+            self._store = self._chroma_store
         return self._chroma_store
 
     @property

@@ -57,7 +57,7 @@ def world(tmp_path, real_embedder):
     settings = Settings(content_dir=site, data_dir=tmp_path / "data", identity_header=HEADER)
     answerer = Answerer(open_retriever(settings, store=store, embedder=embedder), ExtractiveGenerator(real_embedder),
                         audit=SQLiteAuditLog(settings.audit_path))
-    app = create_app(settings, answerer=answerer, store=store)
+    app = create_app(settings, answerer=answerer, index=store)  # the index this server reads and ingests into
     with serve(app) as url, httpx.Client(base_url=url, timeout=60) as client:
         yield {"site": site, "client": client, "services": app.state.services, "embedder": embedder}
 

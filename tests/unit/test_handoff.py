@@ -100,3 +100,15 @@ def test_a_handed_off_run_for_another_content_folder_is_refused(tmp_path):
     with pytest.raises(HandoffError, match="CHROMA_URL"):
         services.run_handed_off(IngestRequest(content_dir=str(tmp_path / "site"), chroma_url="http://x:1"), lambda e: None)
     assert Path(tmp_path / "site").exists() is False  # nothing was created or read
+
+
+def test_a_server_given_only_a_reader_refuses_to_ingest_and_says_how_to_give_it_an_index(tmp_path):
+    from tests.memory_index import MemoryIndex
+    from web.services import Services
+    from web.settings import Settings
+
+    reader = MemoryIndex()
+    services = Services(Settings(content_dir=tmp_path / "site", data_dir=tmp_path), None, reader)
+    assert services.store is reader
+    with pytest.raises(TypeError, match=r"not one to write \(index=\)"):
+        services.ingest()
