@@ -3,7 +3,11 @@
 `SignalReranker` adds to the (normalized) fusion score: how many of the
 question's terms appear in the page title and heading path, exact matches of
 identifiers the question names (CLI flags, config keys, error codes) and of
-quoted phrases, and a boost for the docs version the reader is browsing.
+quoted phrases, and a boost for the docs version the reader is browsing; it
+takes off for a section that is context rather than a statement (a "See
+also" list of links, a changelog entry or "History" section for a question
+that does not ask about changes), so those never crowd out the sections that
+state the thing.
 `CrossEncoderReranker` is the hook for a site that has cross-encoder weights;
 no registry package ships any, so the default must stand on its own.
 """
@@ -18,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ingest.asides import asks_history, is_history_section, is_navigation_heading
 from ingest.documents import Chunk
 from ingest.text import identifiers, tokenize
 
@@ -72,18 +77,28 @@ def exact_matches(question: str, chunk: Chunk, wanted: frozenset[str] | None = N
     return sum(1 for term in wanted if term in haystack)
 
 
+def is_aside(chunk: Chunk, history_asked: bool) -> bool:
+    """A section that is context, not a statement: links to elsewhere, or history for a question not about it."""
+    headings = tuple(chunk.heading_path)
+    if headings and is_navigation_heading(headings[-1]):
+        return True
+    return not history_asked and is_history_section(chunk.title, headings)
+
+
 @dataclass(frozen=True)
 class SignalReranker:
     """The offline default: fusion score plus title/heading, exact-match and version signals."""
 
-    heading_weight: float = 0.15
-    exact_weight: float = 0.15
-    max_exact: int = 3
-    version_weight: float = 0.25
+    heading_weight: float = 0.15  # times the share of the question's terms in the title and headings
+    exact_weight: float = 0.15  # per identifier or quoted phrase found verbatim
+    max_exact: int = 3  # exact matches counted at most
+    version_weight: float = 0.25  # the docs version the reader browses
+    aside_weight: float = 0.3  # taken off a section that is links or history (`is_aside`)
 
     def rerank(self, question: str, candidates: Sequence[Candidate], *, version: str | None = None) -> list[tuple[Chunk, float]]:
         top = max((c.fused for c in candidates), default=0.0) or 1.0
         terms, wanted = frozenset(tokenize(question)), wanted_terms(question)
+        history_asked = asks_history(question)
         scored = []
         for c in candidates:
             score = c.fused / top
@@ -91,6 +106,8 @@ class SignalReranker:
             score += self.exact_weight * min(self.max_exact, exact_matches(question, c.chunk, wanted))
             if version is not None and c.chunk.doc_version == version:
                 score += self.version_weight
+            if is_aside(c.chunk, history_asked):
+                score -= self.aside_weight
             scored.append((c.chunk, score))
         return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
 

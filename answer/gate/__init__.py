@@ -8,9 +8,10 @@ when nothing is to the point. It only orders and drops what the verifier
 passed, so no heuristic here can make a citation less true.
 
 Read it in this order: `question` (what is asked), `features` (how a span is
-scored, by named features), `shape`, `asides` and `conflicts` (signals of a
-sentence's own form), `vocabulary` (term rarity over public docs), `stage`
-(the tests and the two calls), `weights` (every number they use).
+scored, by named features), `shape` and `conflicts` (signals of a sentence's
+own form; navigation and history are `ingest.asides`, which retrieval reads
+too), `vocabulary` (term rarity over public docs), `stage` (the tests and the
+two calls), `weights` (every number they use).
 """
 
 from .question import Question, analyze

@@ -32,12 +32,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ingest.asides import asks_history, is_history, is_navigation
 from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from ..spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
-from .asides import asks_history, is_history, is_navigation
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary

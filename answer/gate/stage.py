@@ -23,12 +23,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ingest.asides import asks_history, is_history
 from ingest.text import key_terms, lexical_terms
 from retrieval.search import Hit, RetrievalSet
 
 from ..findings import Finding
 from ..verify import DIRECT, SUPPORTING, Claim
-from .asides import asks_history, is_history
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, coverage, readable_hits, type_fit
 from .question import Question, analyze

@@ -73,3 +73,19 @@ def test_cross_encoder_orders_by_model_score_not_by_fusion():
 def test_cross_encoder_without_a_model_path_is_a_clear_error():
     with pytest.raises(RerankerError, match="none is configured"):
         CrossEncoderReranker("")
+
+
+def test_links_to_elsewhere_and_history_rank_below_the_section_that_states_the_thing():
+    """A "See also" list and a changelog entry name the question's words too; neither states the answer."""
+    states = make_chunk("api/request", "retries", "cy.request retries a transient network error up to 4 times.",
+                        title="request", heading="Retries")
+    links = make_chunk("guides/api", "see-also", "- cy.request() - full reference\n- Retries and network errors",
+                       title="API testing", heading="See also")
+    history = make_chunk("changelog", "0-18-1", "cy.request now retries a network error.", title="Changelog",
+                         heading="0.18.1")
+    pool = [Candidate(links, 0.034), Candidate(history, 0.033), Candidate(states, 0.030)]
+    question = "How many times does cy.request retry a network error?"
+    assert ids(SignalReranker().rerank(question, pool))[0] == states.id
+    assert ids(SignalReranker(aside_weight=0.0).rerank(question, pool))[0] != states.id  # the weight is what lifts it
+    asked = ids(SignalReranker().rerank("When did cy.request start retrying network errors?", pool))
+    assert asked.index(history.id) < asked.index(states.id)  # a question about changes is answered by history

@@ -1,4 +1,4 @@
-"""Sentences that are context, not an answer: navigation, version history.
+"""Sentences and sections that are context, not an answer: navigation, version history.
 
 Docs pages carry sentences a visitor should never be handed as "the answer":
 "See Pagination." or "For more details, read the deployment guide." point
@@ -8,6 +8,10 @@ form, true on any site, so they carry to sites the answerer was never tuned
 on. Navigation is never a candidate; history is a penalty, so it still
 answers when no current statement competes, or when the question asks about
 versions and changes.
+
+Retrieval reads the same signals a section at a time (a "See also" list of
+links, a changelog entry for a question that does not ask about changes ranks
+below the sections that state the thing), the answer gate a sentence at a time.
 """
 
 from __future__ import annotations
@@ -31,6 +35,21 @@ _ASKS_HISTORY = re.compile(
     r"\b(?:changelog|releases?|released|changed?|changes|new in|introduced|added|removed|deprecated|upgrad\w*|migrat\w*|"
     r"(?:moving|switching|coming|porting) from|"
     r"when (?:was|were|did)|history|previous(?:ly)?|old|older|earlier|legacy|used to|v\d+(?:\.(?:\d+|x))*|\d+(?:\.(?:\d+|x))+)\b", re.IGNORECASE)
+
+
+_NAVIGATION_HEADING = re.compile(
+    r"^(?:see also|related(?: \w+)?|next steps?|what'?s next|further reading|learn more|more resources|resources)$",
+    re.IGNORECASE)
+
+
+def is_navigation_heading(heading: str) -> bool:
+    """A section heading that announces links to elsewhere ("See also", "Next steps"): its section states nothing."""
+    return bool(_NAVIGATION_HEADING.match(heading.strip()))
+
+
+def is_history_section(title: str, headings: tuple[str, ...] = ()) -> bool:
+    """A section of a changelog or release notes, or a "History" section: about how things were or changed."""
+    return bool(_HISTORY_PAGE.search(" ".join((title, *headings))))
 
 
 def is_navigation(text: str) -> bool:
