@@ -321,14 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
     print_table(report)
-    print(f"\nwrote {out}")
-    from .tables import publish_table
-
-    for point in report.get("scale", []):  # the docs' publish tables, rendered from this run (docs/performance.mdx)
-        if "during_reingest" in point:
-            table = out.with_name(f"publish-{point['chunks']}.mdx")
-            table.write_text(publish_table(point, source=out.name))
-            print(f"wrote {table}")
+    print(f"\nwrote {out}; the docs' tables from it: python -m tests.docs_figures --bench {out}")
     return 0
 
 

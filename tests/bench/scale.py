@@ -118,7 +118,7 @@ def measure_queries(store: Any, embedder: Any, retriever: Any = None) -> dict[st
         "ratio_p50": round(ms(ours, 50) / max(ms(dense, 50), 1e-9), 2),
         "ratio_p95": round(ms(ours, 95) / max(ms(dense, 95), 1e-9), 2),
         "first_query_seconds": round(first_s, 2),  # loads (or refreshes) the chunk table and builds the BM25 index
-        "table_rows_read": getattr(getattr(retriever, "lexical", None), "reread", None),
+        "table_rows_read": retriever.snapshot.reread,
         "questions": len(ours),
     }
 

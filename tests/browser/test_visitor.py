@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 
 from .a11y import problems
+from .silence import given_up, silence_streams
 from .test_chat import QUESTION, ask, final_turn
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -158,18 +159,10 @@ def test_a_dropped_stream_ends_in_a_message_with_retry_not_an_endless_spinner(pa
 
 def test_a_silent_stream_gives_up_after_thirty_seconds_with_retry(page, live_url, shots):
     """A stream that opens nothing and says nothing (turn.js's watchdog, shared with the widget) ends in Retry."""
-    page.clock.install()  # the page's own clock: thirty seconds pass in an instant
+    silence_streams(page)
     page.goto(live_url)
-    page.route("**/ask/stream*", lambda route: None)  # never answered: no event, no error, only silence
     ask(page, QUESTION)
-    page.locator("#thread .turn[data-state=pending]").wait_for()
-    page.clock.run_for(20_000)
-    assert page.locator("#thread .turn[data-state=failed]").count() == 0  # a slow answer is still awaited
-    page.clock.run_for(12_000)
-    failed = page.locator("#thread .turn[data-state=failed]")
-    failed.wait_for()
-    assert "taking too long" in failed.inner_text() and page.locator(".turn[data-state=pending]").count() == 0
-    page.unroute("**/ask/stream*")
+    failed = given_up(page, page.locator("#thread"))
     failed.locator(".retry").click()
     assert final_turn(page).get_attribute("data-state") in ("verified", "degraded")
 

@@ -24,6 +24,7 @@ from tests.conftest import CONTENT
 from tests.integration.conftest import serve
 from tests.processes import free_port
 
+from .silence import given_up, silence_streams
 from .test_chat import QUESTION
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -281,20 +282,12 @@ def test_the_widget_card_opens_on_a_tap_and_closes_on_its_button_and_an_outside_
 def test_the_widget_gives_up_on_a_silent_stream_after_thirty_seconds_like_the_chat_page(page, sites):
     """The widget's stream is watched by the same code as the chat page's (turn.js): silence ends in Retry."""
     host, _, _ = sites
-    page.clock.install()
-    page.route("**/ask/stream*", lambda route: None)  # never answered: no event, no error
+    silence_streams(page)
     page.goto(host + "/")
     widget = page.locator("#docs-chat-widget")
     widget.locator(".launcher").click()
     widget.locator(".composer input").fill(QUESTION)
     widget.locator(".composer button").click()
-    widget.locator(".turn[data-state=pending]").wait_for()
-    page.clock.run_for(20_000)
-    assert widget.locator(".turn[data-state=failed]").count() == 0
-    page.clock.run_for(12_000)
-    failed = widget.locator(".turn[data-state=failed]")
-    failed.wait_for()
-    assert "taking too long" in failed.inner_text() and widget.locator(".turn[data-state=pending]").count() == 0
-    page.unroute("**/ask/stream*")
+    failed = given_up(page, widget)
     failed.locator(".retry").click()
     widget.locator(".turn[data-state=verified], .turn[data-state=degraded]").first.wait_for()

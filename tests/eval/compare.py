@@ -14,6 +14,8 @@ from .sites import TUNED
 
 # (dotted key in a generator's metrics, or "retrieval:<dotted key>" in the site's retrieval methods; label)
 SUMMARY: tuple[tuple[str, str], ...] = (
+    ("questions", "questions"),
+    ("answerable", "answerable questions"),
     ("answer_correctness", "answer correct"),
     ("direct_answer_correctness", "direct answer correct"),
     ("refusal_accuracy", "refusal accuracy"),
@@ -27,6 +29,7 @@ SUMMARY: tuple[tuple[str, str], ...] = (
     ("retrieval:hybrid.recall@5", "retrieval recall@5 (hybrid)"),
     ("retrieval:hybrid.mrr", "retrieval MRR (hybrid)"),
 )
+COUNTS = frozenset({"questions", "answerable"})  # sizes of a set, not figures: no gap between sets
 
 
 def dig(tree: Any, dotted: str) -> Any:
@@ -53,7 +56,7 @@ def summary(sites: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         if TUNED in per_site:
             for name, values in per_site.items():
                 if name != TUNED:
-                    gaps[name] = {key: _diff(values[key], per_site[TUNED][key]) for key, _ in SUMMARY}
+                    gaps[name] = {key: None if key in COUNTS else _diff(values[key], per_site[TUNED][key]) for key, _ in SUMMARY}
         table[generator] = {"sites": per_site, "gap_to_tuned": gaps}
     return table
 
@@ -70,14 +73,16 @@ def _cell(value: Any, signed: bool = False) -> str:
     return f"{value:+}" if signed else str(value)
 
 
-def summary_markdown(table: Mapping[str, Any]) -> list[str]:
+def summary_markdown(table: Mapping[str, Any], *, headings: bool = True,
+                     rows: Sequence[tuple[str, str]] = SUMMARY) -> list[str]:
     """Markdown lines: one table per generator, sites as columns, then one gap column per held-out site."""
     lines: list[str] = []
     for generator, data in table.items():
         names, gaps = list(data["sites"]), list(data["gap_to_tuned"])
         header = names + [f"{name} − {TUNED}" for name in gaps]
-        lines += ["", f"### {generator}", "", "| metric | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
-        for key, label in SUMMARY:
+        lines += ["", f"### {generator}"] if headings else []
+        lines += ["", "| metric | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
+        for key, label in rows:
             cells = [_cell(data["sites"][n][key]) for n in names] + [_cell(data["gap_to_tuned"][n][key], True) for n in gaps]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
