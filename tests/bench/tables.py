@@ -53,11 +53,14 @@ def publish_table(point: dict[str, Any], *, source: str = "bench JSON") -> str:
 
 
 
-def _p(d: dict[str, Any]) -> str:
+Figure = tuple[str, Callable[[dict[str, Any]], str]]  # a row's label, and how its value is read from a report
+
+
+def _p50_p95(d: dict[str, Any]) -> str:
     return f"{d['p50_ms']:,.1f} / {d['p95_ms']:,.1f} ms"
 
 
-def _rows(report: dict[str, Any], rows: list[tuple[str, Callable[[dict[str, Any]], str]]]) -> list[str]:
+def _rows(report: dict[str, Any], rows: list[Figure]) -> list[str]:
     """A table row per figure the report holds: a section skipped, or failed, in that run leaves no row."""
     lines = []
     for name, value in rows:
@@ -68,7 +71,7 @@ def _rows(report: dict[str, Any], rows: list[tuple[str, Callable[[dict[str, Any]
     return lines
 
 
-CONTENT_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+CONTENT_ROWS: list[Figure] = [
     ("parse + chunk (`outline`) of content/", lambda r: f"{r['outline']['pages_per_s']:,.0f} pages/s, {r['outline']['chunks_per_s']:,.0f} chunks/s"),
     ("full index build", lambda r: f"{r['index']['full']['seconds']:.1f} s for {r['index']['full']['chunks']} chunks, "
                                    f"{r['index']['full']['embedding_share']:.0%} of it embedding; "
@@ -76,8 +79,8 @@ CONTENT_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("re-ingest: no-op / one page edited / 10 % of pages edited",
      lambda r: f"{r['index']['noop']['seconds']:.2f} / {r['index']['one_page_edit']['seconds']:.2f} / {r['index']['ten_percent_edit']['seconds']:.2f} s"),
     ("retrieval (embed, dense + BM25, fuse, rerank, dedupe), p50 / p95",
-     lambda r: f"{_p(r['query']['retrieval'])} ({r['query']['ratio_p50']:.2f}× a dense-only top-5 at p50)"),
-    ("full answer, extractive generator and the answer gate, p50 / p95", lambda r: _p(r["query"]["answer_extractive"])),
+     lambda r: f"{_p50_p95(r['query']['retrieval'])} ({r['query']['ratio_p50']:.2f}× a dense-only top-5 at p50)"),
+    ("full answer, extractive generator and the answer gate, p50 / p95", lambda r: _p50_p95(r["query"]["answer_extractive"])),
     ("verifier per answer, p50 / p95", lambda r: f"{r['query']['verifier_per_answer']['p50_ms']:.2f} / {r['query']['verifier_per_answer']['p95_ms']:.2f} ms"),
     ("answer log: bytes per answer; steady-state size under the default retention",
      lambda r: f"{r['answer_log']['bytes_per_answer']:,} B; ~{r['answer_log']['default_steady_state_mb']:,.0f} MB ({r['answer_log']['default_retention']})"),
@@ -107,7 +110,7 @@ def _publish(r: dict[str, Any], mode: str) -> str:
     return f"{run['make_ingest_s']:.2f} / {run['access_live_s']:.2f} / {run['publish_to_answerable_s']:.2f} s"
 
 
-SERVER_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+SERVER_ROWS: list[Figure] = [
     ("`POST /api/ask`, one server (embedded Chroma), concurrency {concurrency}",
      lambda r: _load(r["server"]) + f"; RSS {r['server']['server_rss_mb_before']:,.0f} → {r['server']['server_rss_mb_after']:,.0f} MB"),
     *[(f"`python -m web --workers {n}` over a `chroma run` server", partial(_workers, n=n)) for n in (1, 2, 4)],
@@ -124,13 +127,13 @@ SERVER_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
 ]
 
 
-def _scale_rows(point: dict[str, Any]) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+def _scale_rows(point: dict[str, Any]) -> list[Figure]:
     n = f"{point['chunks']:,} chunks"
     return [
         (f"{n}: ingest ({point['vectors']['real']:,} embedded, the rest reused), index size",
          lambda p: f"{p['ingest']['seconds']:,.0f} s, {p['index_mb']:,.0f} MB"),
-        (f"{n}: query p50 / p95 (ratio to a dense-only top-5 at p50)", lambda p: f"{_p(p['query']['ours'])} ({p['query']['ratio_p50']:.2f}×)"),
-        (f"{n}: the same queries against a `chroma run` server", lambda p: _p(p["chroma_server"]["query"]["ours"])),
+        (f"{n}: query p50 / p95 (ratio to a dense-only top-5 at p50)", lambda p: f"{_p50_p95(p['query']['ours'])} ({p['query']['ratio_p50']:.2f}×)"),
+        (f"{n}: the same queries against a `chroma run` server", lambda p: _p50_p95(p["chroma_server"]["query"]["ours"])),
         (f"{n}: first query after a 1 % re-ingest (rows read)",
          lambda p: f"{p['query_after_reingest']['first_query_seconds']:.2f} s ({p['query_after_reingest']['table_rows_read']:,})"),
         (f"{n}: during the re-ingest p95 vs steady, queries over 1 s",
