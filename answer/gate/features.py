@@ -180,7 +180,8 @@ class AnswerExtractor:
             "section": round(w.section * section, 4),
             "terms": round(w.terms * coverage(question, span, vocabulary), 4),
         }
-        if asks:
+        other_version = self._other_version(question, span, preferred)
+        if asks and not other_version:  # another version's sentence is context, never a rival for the lead
             features["asks"] = round(w.asks * coverage(question, span, vocabulary, asks), 4)
         if question.identifiers:
             named = sum(_uses_identifier(i, span) for i in question.identifiers)
@@ -194,7 +195,7 @@ class AnswerExtractor:
             features["rank"] = -w.rank * span.rank
         if len(span.parts) > 1:
             features["length"] = -w.length * (len(span.parts) - 1)
-        if self._other_version(question, span, preferred):
+        if other_version:
             features["version"] = -w.other_version
         if is_history(span.statement, span.context) and not asks_history(question.text):
             features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
