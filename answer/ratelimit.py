@@ -16,6 +16,7 @@ import logging
 import re
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -78,15 +79,36 @@ class SQLiteLimiter:
         self.timeout = timeout  # a budget is one short write: waiting on a busy machine beats counting nothing
         self._takes = 0
         self._ready = False
+        self._setup = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         if not self._ready:  # WAL is a property of the file: set once, not on every request's connection
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(_SCHEMA)
-            self._ready = True
+            with self._setup:
+                if not self._ready:
+                    try:
+                        self._prepare(connection)
+                    except sqlite3.Error:
+                        connection.close()
+                        raise
+                    self._ready = True
         return connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        """WAL and the table. Switching the journal mode does not wait out the busy timeout: a worker starting
+        beside another would get "database is locked" at once and let its first requests through uncounted,
+        so it retries until the timeout instead."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def take(self, key: str, rate: Rate, now: float, *, consume: bool = True) -> float:
         try:
