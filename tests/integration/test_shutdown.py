@@ -93,11 +93,13 @@ def test_a_stopping_server_refuses_new_connections_and_finishes_the_answer_it_is
                 time.sleep(0.1)
             assert not accepting(port), "a stopping server still takes new connections"
             assert process.poll() is None  # ...but it is still running: the stream is in flight
+            while "Waiting for connections to close" not in log.read_text(errors="replace") and time.monotonic() < deadline:
+                time.sleep(0.05)  # released only once the server says it waits for it (else the answer may beat the check)
+            assert "Waiting for connections to close" in log.read_text(errors="replace")
             llm.go_on.set()
             rest = list(names)
         assert rest[-1] == "done"  # the rest of the reply was verified and the turn finished, after the SIGTERM
         assert process.wait(timeout=30) == 0
-        assert "Waiting for connections to close" in log.read_text(errors="replace")
 
 
 def test_an_answer_still_running_past_the_shutdown_timeout_is_cut_and_the_server_exits(tmp_path, model_dir):
