@@ -59,6 +59,9 @@ def test_a_bench_report_missing_a_section_leaves_its_rows_out_and_draws_the_rest
     assert "1 replica " not in partial and "2 replicas " not in partial and "/metrics" not in partial
     assert "987.6 ms" in partial and "987.6 ms" not in full
     assert bench_tables({}).count("|---|---|") == 2  # an empty report: two empty tables, no error
+    del report["query"]["answer_extractive"]["p95_ms"]  # a section that ran but lacks a figure is a bug, not a skip
+    with pytest.raises(KeyError, match="p95_ms"):
+        bench_tables(report)
 
 
 def test_keeping_a_run_writes_its_json_and_its_100k_point(tmp_path, monkeypatch):
