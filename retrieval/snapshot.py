@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from ingest.documents import Chunk
@@ -79,6 +79,7 @@ class IndexSnapshot:
         self.reread = 0  # rows the last table refresh read from the store (all of them on the first build)
         self.prepared = 0  # snapshots swapped in by the background
         self._terms = TermCache()
+        self.on_swap: Callable[[], None] | None = None  # called after a new table is served (`heap.freeze_long_lived`)
 
     def refresh(self) -> None:
         """Forget the snapshot; the next query reads the store whole."""
@@ -224,5 +225,7 @@ class IndexSnapshot:
                     table, access = apply_access(table, later), later.generation
                 self._snapshot = Served(target, access, table, indexes)
                 self.reread, self.prepared = reread, self.prepared + 1
+            if self.on_swap is not None:
+                self.on_swap()
             if access != target:
                 self._wake()

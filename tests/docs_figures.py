@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench.tables import GENERATED, bench_tables, publish_table
+from tests.bench.tables import GENERATED, bench_tables, heap_table, publish_table
 from tests.eval.compare import summary as compare_sets
 from tests.eval.compare import summary_markdown
 
@@ -68,6 +68,7 @@ class Partial:
 PARTIALS = (
     Partial("_bench.mdx", "bench.json", bench_tables),
     Partial("_publish-100k.mdx", "scale-100k.json", publish_table),
+    Partial("_heap-10k.mdx", "heap-10k.json", heap_table),
     Partial("_quality.mdx", "eval-summary.json", quality_table),
 )
 

@@ -44,6 +44,7 @@ from answer.errors import LocalModelError
 from answer.services import local_llm
 from retrieval.errors import RetrievalError
 from retrieval.handoff import IngestListener
+from retrieval.heap import freeze_long_lived
 from retrieval.lock import owner_lock
 
 from .app import create_app
@@ -58,16 +59,29 @@ log = logging.getLogger("web")
 
 def worker_app() -> Starlette:
     """One worker's app (uvicorn calls this in each worker process): model loaded and table read before serving."""
-    from retrieval.viewer import Viewer
-
     settings = Settings.from_env()
     configure_logs(settings.log_format)  # a worker process starts with no logging of its own
     app = create_app(settings)
-    try:
-        app.state.services.answerer.retriever.search("warm up", Viewer.anonymous())
-    except Exception as exc:  # an unreachable store is reported per request, as in a single process; the worker serves
-        log.warning("worker warm-up failed: %s", exc)
+    warm(app)
     return app
+
+
+def warm(app: Starlette) -> None:
+    """Load the model and read the table before the first visitor, then keep that heap out of the collector's scans.
+
+    Everything alive once the process is warm lives as long as it serves (see
+    `retrieval.heap`), and so does each table swapped in after a publish.
+    """
+    from retrieval.viewer import Viewer
+
+    components = app.state.services.components
+    try:
+        components.answerer.retriever.search("warm up", Viewer.anonymous())
+    except Exception as exc:  # an unreachable store is reported per request; the process serves
+        log.warning("warm-up failed: %s", exc)
+    if components.snapshot is not None:
+        components.snapshot.on_swap = freeze_long_lived
+    freeze_long_lived()
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -156,7 +170,7 @@ def serve(settings: Settings, ingest: bool, workers: int) -> int:
                             port=settings.port, log_level="info", log_config=None, **server_options(settings))
             else:
                 if embedder is not None:
-                    embedder.embed(["warm up"])  # load the model before the first visitor arrives
+                    warm(app)
                 uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", log_config=None,
                             **server_options(settings))
         finally:

@@ -21,6 +21,7 @@ server already serving WORKDIR/chroma.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -135,8 +136,36 @@ def edit_pages(content: Path, share: float) -> int:
     return len(edited)
 
 
-def build_and_measure(size: int, work: Path, real: int) -> dict[str, Any]:
+class FullCollections:
+    """Times the cyclic collector's full collections (each one pauses every thread) while it is entered."""
+
+    def __init__(self) -> None:
+        self.pauses: list[float] = []
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append(time.perf_counter() - self._started)
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def summary(self) -> dict[str, Any]:
+        return {"n": len(self.pauses), "max_ms": ms(self.pauses, 100) if self.pauses else 0.0,
+                "over_50ms": sum(1 for p in self.pauses if p > 0.05)}
+
+
+def build_and_measure(size: int, work: Path, real: int, *, freeze: bool = True) -> dict[str, Any]:
     from ingest.corpus import load_corpus
+    from retrieval.heap import freeze_long_lived
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder, open_retriever
     from retrieval.store import ChromaStore
@@ -166,6 +195,10 @@ def build_and_measure(size: int, work: Path, real: int) -> dict[str, Any]:
         result["ingest"] |= {"pure_encode_seconds": round(encode_s, 1), "ratio": round(ingest_s / encode_s, 2)}
     retriever = open_retriever(Settings(), store=store, embedder=model)
     result["query"] = measure_queries(store, model, retriever)
+    if freeze:  # as a serving process does once it is warm (web.__main__.warm), and after every swap
+        retriever.snapshot.on_swap = freeze_long_lived
+        freeze_long_lived()
+    result["heap_frozen"] = freeze
     noop_s, _ = timed(lambda: sync_index(load_corpus(content), store, writer))
     edited = edit_pages(content, 0.01)
     changed_s, changed = timed(lambda: sync_index(load_corpus(content), store, writer))
@@ -227,9 +260,10 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     prepared = lexical.prepared
     started = time.perf_counter()
     thread = threading.Thread(target=ingest, name="bench-ingest")
-    thread.start()
     del starts[:]
-    during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
+    with FullCollections() as collections:
+        thread.start()
+        during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
     caught_up_s = time.perf_counter() - started
     thread.join()
     returned = report["returned"]
@@ -253,6 +287,7 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
         "access_live_seconds": run.access_seconds if run is not None else None,
         "ingest_start_to_swap_seconds": round(caught_up_s, 2),
         "table_rows_read": lexical.reread,
+        "full_collections": collections.summary(),
     }
 
 
@@ -286,8 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("work", type=Path)
     parser.add_argument("--real", type=int, default=10_000, help="texts embedded by the model; later ones reuse vectors")
     parser.add_argument("--url", help="measure queries against this Chroma server (no build)")
+    parser.add_argument("--no-freeze", action="store_true", help="leave the warm heap in the collector's scans")
     args = parser.parse_args(argv)
-    report = measure_server(args.url) if args.url else build_and_measure(args.chunks, args.work, args.real)
+    report = measure_server(args.url) if args.url else build_and_measure(args.chunks, args.work, args.real,
+                                                                         freeze=not args.no_freeze)
     print(json.dumps(report))
     return 0
 

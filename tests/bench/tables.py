@@ -20,6 +20,23 @@ def _ms(value: float) -> str:
     return f"{value:,.0f} ms"
 
 
+def heap_table(figures: dict[str, Any], *, source: str = "bench JSON") -> str:
+    """One scale point's publish measured with and without the frozen heap, side by side (one column per run)."""
+    runs = figures["runs"]
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("longest full collection during the publish", lambda p: _ms(p["during_reingest"]["full_collections"]["max_ms"])),
+        ("p95 during / steady", lambda p: f"{p['during_reingest']['p95_during_over_steady']:.2f}×"),
+        ("slowest query during the publish", lambda p: _ms(p["during_reingest"]["during"]["max_ms"])),
+        ("queries over 1 s", lambda p: str(p["during_reingest"]["during"]["over_1s"])),
+        ("resident memory after the run", lambda p: f"{p['chunk_table']['rss_mb_now']:,.0f} MB"),
+    ]
+    chunks = next(iter(runs.values()))["chunks"]
+    lines = [GENERATED.replace("{source}", source), "",
+             f"| {chunks:,} chunks, one run each | {' | '.join(runs)} |", "|---|" + "---|" * len(runs)]
+    lines += [f"| {name} | {' | '.join(cell(point) for point in runs.values())} |" for name, cell in rows]
+    return "\n".join(lines) + "\n"
+
+
 def publish_table(point: dict[str, Any], *, source: str = "bench JSON") -> str:
     """The publish figures of one scale point as an MDX table (with the line that says where it came from)."""
     during = point["during_reingest"]
