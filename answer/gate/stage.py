@@ -39,6 +39,8 @@ _NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
 # A capitalised name qualifying the lower-case noun after it: "the Business plan", "the Growth tier", "an Express app".
 _QUALIFIED = re.compile(r"\b([A-Z][\w-]*[a-z][\w-]*)\s+([a-z]{3,})\b")
+# A name and the release it is at: "WCAG 3.0", "Node 22", "Python 3.12", "Chrome v120".
+_RELEASE = re.compile(r"\b([A-Z][\w.+-]*)\s+v?(\d+(?:\.\d+)*)\b")
 
 
 @dataclass(frozen=True)
@@ -51,13 +53,16 @@ class Verdict:
 
 
 def direct_verdict(question: Question, scored: Scored, hit: Hit, absent: float, vocabulary: Vocabulary,
-                   t: Thresholds) -> Verdict:
-    """Does this span answer the question on its own? `absent` is `absent_share` of this retrieval set."""
+                   t: Thresholds, *, release: str = "") -> Verdict:
+    """Does this span answer the question on its own?
+
+    `absent` is `absent_share` of this retrieval set, `release` its `names_another_release` reason ("" for none).
+    """
     reasons: list[str] = []
     unnamed = unnamed_in(question, hit, vocabulary)
     if unnamed:
         reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
-    sibling = names_a_sibling(question, scored.span.statement)
+    sibling = names_a_sibling(question, scored.span.statement) or release
     if sibling:
         reasons.append(sibling)
     if absent >= t.max_absent:
@@ -113,6 +118,23 @@ def names_a_sibling(question: Question, statement: str) -> str:
         for other in re.finditer(rf"\b([A-Z][\w-]*)\s+{re.escape(noun)}\b", statement):
             if not _SENTENCE_START.search(statement[: other.start()]):
                 return f"the quote is about the {other.group(1)} {noun}, the question about the {name} {noun}"
+    return ""
+
+
+def names_another_release(question: Question, hits: Sequence[Hit]) -> str:
+    """Why the retrieved sections are about other releases of what the question names, or "" when they are not.
+
+    "Does it test against WCAG 3.0?" is not answered from sections about WCAG 2.1 and 2.2 that never say 3.0:
+    the question names a thing at one release, the docs found for it the same thing at others and never the
+    question's, so a sentence near it ("No tool can determine conformance") answers another question. Sections
+    that name the thing without any release leave it open (they may hold for every release).
+    """
+    text = " ".join(_section_text(hit) for hit in hits)
+    for match in _RELEASE.finditer(question.text):
+        name, release = match.group(1), match.group(2)
+        stated = {m.group(2) for m in _RELEASE.finditer(text) if m.group(1).lower() == name.lower()}
+        if stated and release not in stated:
+            return f"the docs found are about {name} {', '.join(sorted(stated))}, the question about {name} {release}"
     return ""
 
 
@@ -203,11 +225,12 @@ class AnswerGate:
             return [], ("no retrieved section has a quotable sentence",)
         vocabulary = self.extractor.vocabulary()
         absent = absent_share(question, readable_hits(rset), vocabulary)
+        release = names_another_release(question, readable_hits(rset))
         direct = None
         first_reasons: tuple[str, ...] = ()
         for scored in current_first(question, ranked[: self.thresholds.direct_tries]):  # a span failing only on a name may have a neighbour that passes
             verdict = direct_verdict(question, scored, rset.get(scored.span.handle), absent, vocabulary,  # type: ignore[arg-type]
-                                     self.thresholds)
+                                     self.thresholds, release=release)
             if verdict.answers:
                 direct = scored
                 break

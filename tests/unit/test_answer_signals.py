@@ -256,6 +256,35 @@ def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(q
     assert (about in reason if about else reason == ""), reason
 
 
+@pytest.mark.parametrize(("question", "section", "about"), [
+    ("Does it test against WCAG 3.0?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", "WCAG 2.1, 2.2"),
+    ("Does it test against WCAG 2.2?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", ""),
+    ("Does it test against WCAG 3.0?", "Every rule follows WCAG guidance.", ""),  # no release named: may hold for all
+    ("Which Node 22 features work?", "Node 18 and Node 20 are supported.", "Node 18, 20"),
+    ("Which node 22 features work?", "Node 18 and Node 20 are supported.", ""),  # a lower-case word names no product
+])
+def test_a_section_about_another_release_of_what_the_question_names_does_not_answer_it(question, section, about):
+    from answer.gate import analyze
+    from answer.gate.stage import names_another_release
+
+    near = make_chunk("a/d", "e", "No automated tool can certify conformance.")
+    hits = renumber(question, Viewer.anonymous(), [(near, 1.0), (make_chunk("a/b", "c", section), 0.9)]).hits
+    reason = names_another_release(analyze(question), hits)  # what every retrieved section says, not one
+    assert (about in reason if about else reason == ""), reason
+
+
+def test_an_unanswerable_question_about_a_release_the_docs_never_name_is_refused():
+    """The docs cover WCAG 2.x; a question about WCAG 3.0 gets no green answer from a sentence that is near it."""
+    near = make_chunk("accessibility/faq", "conformance", "No automated tool can certify conformance, and Cypress "
+                      "Accessibility does not claim to.", title="FAQ", heading="Does it make my app conformant?")
+    section = make_chunk("accessibility/rules", "standards", "Cypress Accessibility runs the WCAG 2.1 and WCAG 2.2 "
+                         "rules at Level A and AA.", title="Rules", heading="Standards")
+    rset = renumber("Does Cypress Accessibility test against WCAG 3.0?", Viewer.anonymous(), [(near, 1.0), (section, 0.9)])
+    judge = AnswerGate(AnswerExtractor())
+    chosen, reasons = judge.pick(judge.question(rset.question), rset)
+    assert chosen == [] and any("WCAG 3.0" in r for r in reasons), reasons
+
+
 def test_what_the_question_asks_beyond_its_subject_decides_between_sections_that_all_name_the_subject():
     """Every section found for a question about cy.task names cy.task: "fails" and "handler" tell which one answers."""
     from answer.gate import analyze
