@@ -262,8 +262,9 @@ class AnswerGate:
         question = self.question(question_text)
         vocabulary = self.extractor.vocabulary()
         absent = absent_share(question, readable_hits(rset), vocabulary)
+        release = names_another_release(question, readable_hits(rset))
         best = self._best(question, claims, rset)
-        verdicts = [direct_verdict(question, s, h, absent, vocabulary, self.thresholds) for s, h in best]
+        verdicts = [direct_verdict(question, s, h, absent, vocabulary, self.thresholds, release=release) for s, h in best]
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)

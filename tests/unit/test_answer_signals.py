@@ -283,6 +283,13 @@ def test_an_unanswerable_question_about_a_release_the_docs_never_name_is_refused
     judge = AnswerGate(AnswerExtractor())
     chosen, reasons = judge.pick(judge.question(rset.question), rset)
     assert chosen == [] and any("WCAG 3.0" in r for r in reasons), reasons
+    # An LLM's verified quote of the same sentence is judged alike: no direct answer.
+    (near_hit, _) = rset.hits
+    draft = Draft(False, (DraftClaim((Quote(near_hit.handle, near_hit.chunk.text),), near_hit.chunk.text),))
+    verified = verify(draft, rset, Viewer.anonymous())
+    assert verified.shown, "the quote is verbatim: only the gate may set it aside"
+    judgement = judge.judge(rset.question, verified.shown, rset)
+    assert not judgement.answered and any("WCAG 3.0" in r for r in judgement.reasons), judgement
 
 
 def test_what_the_question_asks_beyond_its_subject_decides_between_sections_that_all_name_the_subject():
