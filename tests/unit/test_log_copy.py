@@ -59,8 +59,9 @@ def test_a_copy_brings_every_record_across_field_by_field_and_a_second_run_copie
 
         # One more identical rating in the source: exactly that one is copied, the two already there are not doubled.
         assert source.add_feedback(answers[3].id, "down", "did not say", frozenset({"public"}))
-        with sqlite3.connect(path) as db:  # the same second as the others, so the rows are identical
-            db.execute("UPDATE feedback SET created = (SELECT MIN(created) FROM feedback)")
+        with sqlite3.connect(path) as db:  # stamped like the first identical rating, so the two rows are identical
+            db.execute("UPDATE feedback SET created = (SELECT created FROM feedback ORDER BY rowid LIMIT 1) "
+                       "WHERE rowid = (SELECT MAX(rowid) FROM feedback)")  # only the new row: the copied ones keep theirs
         assert main(["log", "copy", "--from", f"sqlite://{path}", "--to", postgres_url]) == 0
         assert "feedback: 1 copied, 3 already there" in capsys.readouterr().out
     finally:
