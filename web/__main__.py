@@ -74,11 +74,12 @@ def warm(app: Starlette) -> None:
     """
     from retrieval.viewer import Viewer
 
-    components = app.state.services.components
     try:
+        components = app.state.services.components
         components.answerer.retriever.search("warm up", Viewer.anonymous())
     except Exception as exc:  # an unreachable store is reported per request; the process serves
         log.warning("warm-up failed: %s", exc)
+        return  # nothing warm to freeze: collections stay as Python runs them
     if components.snapshot is not None:
         components.snapshot.on_swap = freeze_long_lived
     freeze_long_lived()

@@ -129,13 +129,21 @@ def names_another_release(question: Question, hits: Sequence[Hit]) -> str:
     question's, so a sentence near it ("No tool can determine conformance") answers another question. Sections
     that name the thing without any release leave it open (they may hold for every release).
     """
+    asked = list(_RELEASE.finditer(question.text))
+    if not asked:
+        return ""
     text = " ".join(_section_text(hit) for hit in hits)
-    for match in _RELEASE.finditer(question.text):
+    for match in asked:
         name, release = match.group(1), match.group(2)
         stated = {m.group(2) for m in _RELEASE.finditer(text) if m.group(1).lower() == name.lower()}
-        if stated and release not in stated:
+        if stated and not any(_same_release(release, other) for other in stated):
             return f"the docs found are about {name} {', '.join(sorted(stated))}, the question about {name} {release}"
     return ""
+
+
+def _same_release(a: str, b: str) -> bool:
+    """"3" and "3.0" name one release, and "2" covers "2.1": equal, or one is the other with more parts."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
 def unnamed_in(question: Question, hit: Hit, vocabulary: Vocabulary) -> list[str]:

@@ -260,6 +260,8 @@ def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(q
     ("Does it test against WCAG 3.0?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", "WCAG 2.1, 2.2"),
     ("Does it test against WCAG 2.2?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", ""),
     ("Does it test against WCAG 3.0?", "Every rule follows WCAG guidance.", ""),  # no release named: may hold for all
+    ("Does it test against WCAG 2?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", ""),  # 2 covers 2.1
+    ("Does it test against WCAG 2.2.0?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", ""),
     ("Which Node 22 features work?", "Node 18 and Node 20 are supported.", "Node 18, 20"),
     ("Which node 22 features work?", "Node 18 and Node 20 are supported.", ""),  # a lower-case word names no product
 ])
