@@ -9,6 +9,13 @@ next request on a kept-alive connection) and disarms it once they are in;
 past it the client gets a 408 and the connection is closed. The body has its
 own deadline (`web.limits.InputLimits`); the response — a long answer stream
 included — has none.
+
+Closing a connection the client is still sending on is a lingering close
+(RFC 9112, section 9.6): the server half-closes after the response and
+discards what still arrives, for at most `LINGER` seconds or until the client
+closes its side. A plain close would answer the client's next bytes with a
+TCP reset, and a reset makes the client's kernel drop the 408 it had not yet
+read: a slow client would see "connection reset" instead of why.
 """
 
 from __future__ import annotations
@@ -21,17 +28,59 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .settings import Settings
 
+LINGER = 2.0  # seconds a closing connection keeps draining a client that is still sending
 _MESSAGE = b"the request headers did not arrive in time; send them at once"
 _TIMED_OUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
               b"content-length: %d\r\n\r\n%s" % (len(_MESSAGE), _MESSAGE))
 
 
-class DeadlineHTTPProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a deadline on each request's headers."""
+class LingeringTransport:
+    """The connection's transport as uvicorn sees it, with `close()` made a lingering close.
 
-    def __init__(self, *args: Any, header_timeout: float = 10.0, **kwargs: Any) -> None:
+    Everything else is the real transport's. While lingering, `is_closing()` is
+    true, so nothing more is written, and the protocol discards what arrives.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, linger: float) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._linger = linger
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def lingering(self) -> bool:
+        return self._timer is not None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self.is_closing():
+            return
+        if self._linger <= 0 or not self._transport.can_write_eof():
+            self._transport.close()
+            return
+        self._transport.write_eof()  # the FIN follows the response still in the write buffer
+        self._timer = self._loop.call_later(self._linger, self.close_now)
+
+    def close_now(self) -> None:
+        """End the linger (the client closed its side, or time is up) and close for real."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._transport.close()
+
+
+class DeadlineHTTPProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline on each request's headers, closing by lingering."""
+
+    def __init__(self, *args: Any, header_timeout: float = 10.0, linger: float = LINGER, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout = header_timeout
+        self.linger = linger
         self._deadline: asyncio.TimerHandle | None = None
 
     def _waiting_for_headers(self) -> bool:
@@ -53,18 +102,37 @@ class DeadlineHTTPProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(LingeringTransport(transport, self.loop, self.linger))  # type: ignore[arg-type]
         self._arm()
 
+    def _lingering(self) -> bool:
+        return isinstance(self.transport, LingeringTransport) and self.transport.lingering
+
     def data_received(self, data: bytes) -> None:
+        if self._lingering():
+            return  # the rest of a request already answered with a close: drained, never parsed
         if self._waiting_for_headers():
             self._arm()  # the first byte of a request (a kept-alive connection had no deadline while idle)
         super().data_received(data)
         if not self._waiting_for_headers():
             self._disarm()
 
+    def eof_received(self) -> None:
+        if self._lingering():
+            self.transport.close_now()  # type: ignore[attr-defined]
+        super().eof_received()
+
+    def shutdown(self) -> None:
+        """A graceful shutdown closes an idle connection at once: between requests there is nothing to drain."""
+        if (self.cycle is None or self.cycle.response_complete) and isinstance(self.transport, LingeringTransport):
+            self.transport.close_now()
+            return
+        super().shutdown()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if isinstance(self.transport, LingeringTransport):
+            self.transport.close_now()
         super().connection_lost(exc)
 
 

@@ -250,6 +250,20 @@ def test_a_client_trickling_its_body_gets_a_408_and_is_closed(slow_site):
     assert b"did not arrive within 0.5 s" in reply
 
 
+def test_a_client_still_uploading_when_refused_reads_the_refusal_without_a_reset(slow_site):
+    """The server closes by lingering: the rest of a refused upload is drained, not answered with a TCP reset. A
+    reset fails the client's send, and a client that stops there (most do) never reads the 413 that explains it."""
+    head = b"POST /api/ask HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 4000000\r\n\r\n"
+    with socket.create_connection(slow_site["address"], timeout=GIVE_UP) as sock:
+        sock.sendall(head)
+        for _ in range(400):
+            sock.sendall(b"x" * 10_000)  # raises ConnectionResetError if the server reset the connection
+        reply = b""
+        while part := sock.recv(65536):
+            reply += part
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+
+
 def test_normal_clients_and_idle_kept_alive_connections_are_unaffected(slow_site):
     request = b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
     with socket.create_connection(slow_site["address"], timeout=GIVE_UP) as sock:
