@@ -102,6 +102,26 @@ def _kind(text: str) -> Kind:
     return OPEN
 
 
+# "…, and what/how/can …?": one sentence asking a second question, which needs an answer of its own.
+_SECOND_ASK = re.compile(r",?\s+and\s+(?=(?:what|which|how|when|where|why|who|can|could|does|do|did|is|are|will|would|"
+                         r"should|may)\b)", re.IGNORECASE)
+
+
+def question_parts(text: str) -> list[str]:
+    """The questions a text asks, each with the sentences before it; `[text]` when it asks one.
+
+    "Which plan do I need for Jira, and can I attach an existing ticket?" asks two things, and the best
+    span for the whole is often the answer to only one of them. Each part keeps the context sentences
+    before the asking one ("One build records twice. Which package …, and how do I …?").
+    """
+    asked = asked_sentence(text)
+    pieces = [p.strip(" ,?") for p in _SECOND_ASK.split(asked)]
+    if len(pieces) < 2 or any(len(p.split()) < 3 for p in pieces):
+        return [text]
+    context = text[: text.rfind(asked)].strip()
+    return [f"{context} {p[0].upper()}{p[1:]}?".strip() for p in pieces]
+
+
 def asked_sentence(text: str) -> str:
     """The sentence that asks: "We're on EU VAT. Will you add VAT?" asks its second sentence."""
     sentences = [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s]

@@ -31,7 +31,7 @@ from ..findings import Finding
 from ..verify import DIRECT, SUPPORTING, Claim
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, coverage, readable_hits, type_fit
-from .question import Question, analyze
+from .question import Question, analyze, question_parts
 from .vocabulary import Vocabulary
 from .weights import Thresholds
 
@@ -52,21 +52,39 @@ class Verdict:
     reasons: tuple[str, ...] = ()
 
 
-def direct_verdict(question: Question, scored: Scored, hit: Hit, absent: float, vocabulary: Vocabulary,
-                   t: Thresholds, *, release: str = "") -> Verdict:
-    """Does this span answer the question on its own?
+@dataclass(frozen=True)
+class RetrievedFocus:
+    """What the whole retrieval set says about the question's focus, computed once per set.
 
-    `absent` is `absent_share` of this retrieval set, `release` its `names_another_release` reason ("" for none).
+    `absent`: rarity-weighted share of the focus no readable section contains; `release`:
+    `names_another_release`'s reason ("" for none).
     """
+
+    absent: float = 0.0
+    release: str = ""
+
+    @classmethod
+    def of(cls, question: Question, hits: Sequence[Hit], vocabulary: Vocabulary) -> RetrievedFocus:
+        present: set[str] = set()
+        for hit in hits:
+            present |= lexical_terms(_section_text(hit))
+        total = sum(vocabulary.weight(t) for t in question.focus)
+        absent = sum(vocabulary.weight(t) for t in question.focus - present) / total if total else 0.0
+        return cls(absent, names_another_release(question, hits))
+
+
+def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: RetrievedFocus, vocabulary: Vocabulary,
+                   t: Thresholds) -> Verdict:
+    """Does this span answer the question on its own? `focus` is `RetrievedFocus.of` this retrieval set."""
     reasons: list[str] = []
     unnamed = unnamed_in(question, hit, vocabulary)
     if unnamed:
         reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
-    sibling = names_a_sibling(question, scored.span.statement) or release
+    sibling = names_a_sibling(question, scored.span.statement) or focus.release
     if sibling:
         reasons.append(sibling)
-    if absent >= t.max_absent:
-        reasons.append(f"{absent:.0%} of the question's focus is in no retrieved section")
+    if focus.absent >= t.max_absent:
+        reasons.append(f"{focus.absent:.0%} of the question's focus is in no retrieved section")
     if question.wants_number and type_fit(question, scored.span) < 0:
         reasons.append("the question asks for a quantity and the quote states none")
     elif question.wants_number and coverage(question, scored.span, vocabulary) < t.quantity_focus:
@@ -175,17 +193,6 @@ def _section_text(hit: Hit) -> str:
     return " ".join((chunk.title, *chunk.heading_path, chunk.text))
 
 
-def absent_share(question: Question, hits: Sequence[Hit], vocabulary: Vocabulary) -> float:
-    """Rarity-weighted share of the question's focus terms that no retrieved section contains."""
-    if not question.focus:
-        return 0.0
-    present: set[str] = set()
-    for hit in hits:
-        present |= lexical_terms(_section_text(hit))
-    total = sum(vocabulary.weight(t) for t in question.focus)
-    return sum(vocabulary.weight(t) for t in question.focus if t not in present) / total if total else 0.0
-
-
 @dataclass(frozen=True)
 class Judgement:
     """The gate's verdict on a verified answer: which claims answer, in what order, and what was set aside."""
@@ -227,35 +234,56 @@ class AnswerGate:
         return analyze(text, ignore=self.site_terms | vocabulary.common)
 
     def pick(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> tuple[list[Scored], tuple[str, ...]]:
-        """The extractor's best spans that pass the gate (direct answer first), or none and the reasons."""
+        """The extractor's best spans that pass the gate (direct answer first), or none and the reasons.
+
+        A question asking two things ("…, and how …?") leads with the best passing span for each part, in the
+        order asked, when the whole question passes: the whole's best span alone often answers one part only.
+        """
         ranked = self.extractor.rank(question, rset)
         if not ranked:
             return [], ("no retrieved section has a quotable sentence",)
-        vocabulary = self.extractor.vocabulary()
-        absent = absent_share(question, readable_hits(rset), vocabulary)
-        release = names_another_release(question, readable_hits(rset))
-        direct = None
-        first_reasons: tuple[str, ...] = ()
-        for scored in current_first(question, ranked[: self.thresholds.direct_tries]):  # a span failing only on a name may have a neighbour that passes
-            verdict = direct_verdict(question, scored, rset.get(scored.span.handle), absent, vocabulary,  # type: ignore[arg-type]
-                                     self.thresholds, release=release)
-            if verdict.answers:
-                direct = scored
-                break
-            first_reasons = first_reasons or verdict.reasons
+        direct, reasons = self._direct(question, ranked, rset)
         if direct is None:
-            return [], first_reasons
-        chosen = [direct]
-        rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned)), None)  # shown beside it, whatever it scores
+            return [], reasons
+        chosen: list[Scored] = []
+        for scored in [*self._part_answers(question, rset), direct]:
+            if len(chosen) < max_spans and not _repeats(scored, chosen):
+                chosen.append(scored)
+        direct = chosen[0]
+        vocabulary = self.extractor.vocabulary()
+        rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned) and not _repeats(s, chosen)), None)  # shown beside it, whatever it scores
         for scored in ranked:
             if len(chosen) >= max_spans - (rival is not None):
                 break
-            if scored is rival or any(_overlaps(scored, c) or _same_words(scored, c) for c in chosen):
+            if scored is rival or _repeats(scored, chosen):
                 continue  # a sentence the answer already quotes (from this section or a copy elsewhere) adds nothing
             hit = rset.get(scored.span.handle)
             if hit is not None and supporting_verdict(question, scored, hit, direct.score, vocabulary, self.thresholds).answers:
                 chosen.append(scored)
-        return chosen + ([rival] if rival is not None else []), ()
+        return chosen[: max_spans - (rival is not None)] + ([rival] if rival is not None else []), ()
+
+    def _part_answers(self, question: Question, rset: RetrievalSet) -> list[Scored]:
+        """The direct answer to each part of a question asking several things, in order; [] for a single question."""
+        parts = question_parts(question.text)
+        found: list[Scored] = []
+        for part in parts if len(parts) > 1 else ():
+            asked = self.question(part)
+            direct, _ = self._direct(asked, self.extractor.rank(asked, rset), rset)
+            found += [direct] if direct is not None else []
+        return found
+
+    def _direct(self, question: Question, ranked: Sequence[Scored], rset: RetrievalSet) -> tuple[Scored | None, tuple[str, ...]]:
+        """The best of the top spans that answers `question` on its own, or None and the first one's reasons."""
+        vocabulary = self.extractor.vocabulary()
+        focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)
+        first_reasons: tuple[str, ...] = ()
+        for scored in current_first(question, ranked[: self.thresholds.direct_tries]):  # a span failing only on a name may have a neighbour that passes
+            verdict = direct_verdict(question, scored, rset.get(scored.span.handle), focus, vocabulary,  # type: ignore[arg-type]
+                                     self.thresholds)
+            if verdict.answers:
+                return scored, ()
+            first_reasons = first_reasons or verdict.reasons
+        return None, first_reasons
 
     def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, *, committed: int = 0) -> Judgement:
         """Order verified claims direct-first and set aside those that do not address the question.
@@ -269,32 +297,54 @@ class AnswerGate:
             return Judgement((), False, ("no verified claim",))
         question = self.question(question_text)
         vocabulary = self.extractor.vocabulary()
-        absent = absent_share(question, readable_hits(rset), vocabulary)
-        release = names_another_release(question, readable_hits(rset))
+        focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)
         best = self._best(question, claims, rset)
-        verdicts = [direct_verdict(question, s, h, absent, vocabulary, self.thresholds, release=release) for s, h in best]
+        verdicts = [direct_verdict(question, s, h, focus, vocabulary, self.thresholds) for s, h in best]
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
             return Judgement((), False, verdicts[strongest].reasons,
                              tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                                    for i, v in enumerate(verdicts)))
-        lead = max(passing, key=lambda i: best[i][0].order)
-        others = [i for i in range(len(claims)) if i != lead]
-        return self._behind(question, claims, best, lead, [replace(claims[lead], role=DIRECT)], others, rset, vocabulary)
+        leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), max(passing, key=lambda i: best[i][0].order)]))
+        kept = [replace(claims[leads[0]], role=DIRECT), *(replace(claims[i], role=SUPPORTING) for i in leads[1:])]
+        others = [i for i in range(len(claims)) if i not in leads]
+        return self._behind(question, claims, best, leads[0], kept, others, rset, vocabulary)
 
     def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
         question = self.question(question_text)
         best = self._best(question, claims, rset)
         return self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)), rset,
-                            self.extractor.vocabulary())
+                            self.extractor.vocabulary(), answers_a_part=self._part_leads(question, claims, rset))
+
+    def _part_leads(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[int]:
+        """For a question asking several things, the claim answering each part best, in the order asked ([] else)."""
+        parts = question_parts(question.text)
+        leads: list[int] = []
+        vocabulary = self.extractor.vocabulary()
+        for part in parts if len(parts) > 1 else ():
+            asked = self.question(part)
+            focus = RetrievedFocus.of(asked, readable_hits(rset), vocabulary)
+            best = self._best(asked, claims, rset)
+            passing = [i for i, (s, h) in enumerate(best) if direct_verdict(asked, s, h, focus, vocabulary, self.thresholds).answers]
+            if passing and (lead := max(passing, key=lambda i: best[i][0].order)) not in leads:
+                leads.append(lead)
+        return leads
 
     def _behind(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]], lead: int,
-                kept: list[Claim], others: Iterable[int], rset: RetrievalSet, vocabulary: Vocabulary) -> Judgement:
-        """The claims `others` judged as support for the claim at `lead`, after those already `kept`."""
+                kept: list[Claim], others: Iterable[int], rset: RetrievalSet, vocabulary: Vocabulary, *,
+                answers_a_part: Sequence[int] = ()) -> Judgement:
+        """The claims `others` judged as support for the claim at `lead`, after those already `kept`.
+
+        A claim in `answers_a_part` (the direct answer to one part of the question) stands whatever it scores
+        against the whole question.
+        """
         set_aside: list[Finding] = []
         rivals = False
         for i in others:
+            if i in answers_a_part:
+                kept.append(replace(claims[i], role=SUPPORTING))
+                continue
             if _claims_disagree(claims[lead], claims[i], rset, self.versioned):
                 kept.append(replace(claims[i], role=SUPPORTING))  # the docs disagree: shown too, never dropped
                 rivals = True
@@ -359,6 +409,11 @@ def _comparable(a: Hit, b: Hit, versioned: bool) -> bool:
     if a.chunk.id == b.chunk.id:
         return False
     return a.chunk.doc_version == b.chunk.doc_version or not versioned
+
+
+def _repeats(span: Scored, chosen: Sequence[Scored]) -> bool:
+    """The span overlaps one already chosen, or says the same words (a copy of it in another section)."""
+    return any(_overlaps(span, c) or _same_words(span, c) for c in chosen)
 
 
 def _same_words(a: Scored, b: Scored) -> bool:

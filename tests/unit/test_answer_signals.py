@@ -316,3 +316,48 @@ def test_what_the_question_asks_beyond_its_subject_decides_between_sections_that
     assert next(s for s in ranked if "yields" in s.span.text).features["asks"] == 0
     assert distinctive(question, rset.hits[:1]) == frozenset()  # one section: nothing to tell apart
     assert distinctive(analyze("Why does the handler fail?"), rset.hits) == frozenset()  # no shared subject: terms say it
+
+
+@pytest.mark.parametrize(("question", "parts"), [
+    ("Which plan do I need for Jira, and can I attach an existing ticket?",
+     ["Which plan do I need for Jira?", "Can I attach an existing ticket?"]),
+    ("One build records twice. Which package fetches results, and how do I get each run's results?",
+     ["One build records twice. Which package fetches results?", "One build records twice. How do I get each run's results?"]),
+    ("Can I use Chrome and Firefox?", ["Can I use Chrome and Firefox?"]),  # one question naming two things
+    ("What is the limit and why?", ["What is the limit and why?"]),  # a part too short to be a question of its own
+])
+def test_a_question_asking_two_things_is_split_into_its_parts(question, parts):
+    from answer.gate.question import question_parts
+
+    assert question_parts(question) == parts
+
+
+def test_a_question_asking_two_things_is_answered_for_each_part_in_the_order_asked():
+    """The best span for the whole question answers its second part; the first part's answer must not be lost."""
+    plan = make_chunk("cloud/jira", "requirements", "Connecting Jira needs the Business plan.",
+                      title="Jira integration", heading="Requirements")
+    link = make_chunk("cloud/jira", "link-an-existing-jira-issue", "You can attach an existing Jira issue to a "
+                      "failing test instead of creating a new issue from Cypress Cloud.", title="Jira integration",
+                      heading="Link an existing Jira issue to a test")
+    question = "Which plan do I need for the Jira integration, and can I attach an existing Jira issue to a test instead of creating a new one?"
+    rset = renumber(question, Viewer.anonymous(), [(link, 1.0), (plan, 0.9)])
+    judge = AnswerGate(AnswerExtractor())
+    chosen, reasons = judge.pick(judge.question(question), rset)
+    assert [s.span.text for s in chosen][:2] == [plan.text, link.text], (chosen, reasons)
+
+
+def test_any_generators_claims_for_a_two_part_question_are_kept_for_each_part_in_the_order_asked():
+    """judge() (the LLM path, and the pipeline's check of the extractive draft) keeps one answer per part, first
+    part first, even when the whole question scores the first part's answer too low to stand as support."""
+    plan = make_chunk("cloud/jira", "requirements", "Connecting Jira needs the Business plan.",
+                      title="Jira integration", heading="Requirements")
+    link = make_chunk("cloud/jira", "link-an-existing-jira-issue", "You can attach an existing Jira issue to a "
+                      "failing test instead of creating a new issue from Cypress Cloud.", title="Jira integration",
+                      heading="Link an existing Jira issue to a test")
+    question = "Which plan do I need for the Jira integration, and can I attach an existing Jira issue to a test instead of creating a new one?"
+    rset = renumber(question, Viewer.anonymous(), [(link, 1.0), (plan, 0.9)])
+    claims = tuple(DraftClaim((Quote(h.handle, h.chunk.text),), h.chunk.text) for h in rset.hits)  # link, then plan
+    verified = verify(Draft(False, claims), rset, Viewer.anonymous())
+    judgement = AnswerGate(AnswerExtractor()).judge(question, verified.shown, rset)
+    assert judgement.answered and not judgement.set_aside, judgement
+    assert [(c.citations[0].quote, c.role) for c in judgement.claims] == [(plan.text, "direct"), (link.text, "supporting")]

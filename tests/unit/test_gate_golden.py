@@ -21,7 +21,7 @@ import pytest
 
 from answer.gate import AnswerGate, analyze
 from answer.gate.features import AnswerExtractor
-from answer.gate.stage import absent_share, direct_verdict
+from answer.gate.stage import RetrievedFocus, direct_verdict
 from answer.gate.vocabulary import Vocabulary
 from ingest.documents import Chunk
 from retrieval.search import renumber
@@ -70,10 +70,10 @@ def _judged(case: dict[str, Any], site: list[Chunk]) -> dict[str, Any]:
     gate = AnswerGate(AnswerExtractor(vocabulary=lambda: vocabulary))
     question = gate.question(case["question"])
     rset = renumber(question.text, Viewer.anonymous(), [(c, 1.0) for c in chunks])
-    absent = absent_share(question, rset.hits, vocabulary)
+    focus = RetrievedFocus.of(question, rset.hits, vocabulary)
     spans = []
     for scored in gate.extractor.rank(question, rset):
-        verdict = direct_verdict(question, scored, rset.get(scored.span.handle), absent, vocabulary,  # type: ignore[arg-type]
+        verdict = direct_verdict(question, scored, rset.get(scored.span.handle), focus, vocabulary,  # type: ignore[arg-type]
                                  gate.thresholds)
         spans.append({"text": scored.span.text, "score": scored.score, "features": dict(scored.features),
                       "direct": "answers" if verdict.answers else list(verdict.reasons)})
