@@ -23,6 +23,10 @@ _NAVIGATION = re.compile(
     r"learn (?:more|how)|read (?:more|the|our|about)|more (?:details|information|on|about)|refer to|check out|visit|"
     r"find out (?:more|how)|head (?:over )?to|jump to|go to the|continue (?:to|with)|next:|previous:)\b",
     re.IGNORECASE)
+# An outline line: a topic a page or list announces ("How to enable SSO for your organization", "What the Jira
+# integration does and when to use it", a "What you'll learn" list), worded as a question without its mark or a
+# verb phrase, and ending without a sentence's punctuation. It names a topic and states nothing about it.
+_OUTLINE = re.compile(r"^(?:how to|how (?:do|does|can|is|are)|what|why|when|where|which|who)\b[^.!?:;]*$", re.IGNORECASE)
 _HISTORY = re.compile(
     r"\b(?:in|before|prior to|until|up to|through) (?:v\d+(?:\.(?:\d+|x))*|(?:version|release) \d+(?:\.(?:\d+|x))*|"
     r"\d+\.(?:\d+|x)(?:\.(?:\d+|x))*(?!\s?(?:ms|s|seconds?|minutes?|hours?|days?|[kmg]b|%)\b))\b|"
@@ -53,8 +57,10 @@ def is_history_section(title: str, headings: tuple[str, ...] = ()) -> bool:
 
 
 def is_navigation(text: str) -> bool:
-    """A sentence that sends the reader elsewhere ("See Pagination.", "For more details, read …"): never a claim."""
-    return bool(_NAVIGATION.match(text.strip()))
+    """A sentence that sends the reader elsewhere ("See Pagination.", "For more details, read …") or an outline line
+    that only names a topic ("How to enable SSO"): never a claim."""
+    plain = text.strip()
+    return bool(_NAVIGATION.match(plain) or _OUTLINE.match(plain.strip("*_ ")))
 
 
 def is_history(text: str, context: str) -> bool:

@@ -68,6 +68,22 @@ def test_navigation_is_never_a_candidate(sentence):
     assert all(sentence not in s.text for s in spans_of(hit_of(text), 0))
 
 
+@pytest.mark.parametrize("item", ["How to enable SSO for your organization",
+                                  "What the Jira integration does and when to use it", "**Why replay is safe**"])
+def test_an_outline_line_that_only_names_a_topic_is_never_a_candidate(item):
+    """A "What you'll learn" list names the page's topics; quoting one as a claim states nothing."""
+    assert is_navigation(item)
+    text = f"Pages are cached for 60 seconds.\n\n- {item}\n- Caching is per region."
+    spans = [s.text for s in spans_of(hit_of(text), 0)]
+    assert all(item not in s for s in spans) and "Caching is per region." in spans, spans
+
+
+@pytest.mark.parametrize("sentence", ["When you run tests, Cypress records them.", "What happens next depends on the plan.",
+                                      "How long a key lives is set per workspace."])
+def test_a_statement_that_starts_with_a_question_word_is_still_a_candidate(sentence):
+    assert not is_navigation(sentence)
+
+
 def test_history_is_context_unless_the_question_asks_about_changes():
     assert is_history("In v2.x, the dev server ran on port 3000.", "Configuration")
     assert is_history("The server now runs on port 4321.", "Changelog 3.0")  # a changelog's sentences
