@@ -262,12 +262,15 @@ class AnswerGate:
                 chosen.append(scored)
         return chosen[: max_spans - (rival is not None)] + ([rival] if rival is not None else []), ()
 
+    def _parts(self, question: Question) -> list[Question]:
+        """The parts of a question asking several things, each analysed as a question; [] for a single question."""
+        parts = question_parts(question.text)
+        return [self.question(part) for part in parts] if len(parts) > 1 else []
+
     def _part_answers(self, question: Question, rset: RetrievalSet) -> list[Scored]:
         """The direct answer to each part of a question asking several things, in order; [] for a single question."""
-        parts = question_parts(question.text)
         found: list[Scored] = []
-        for part in parts if len(parts) > 1 else ():
-            asked = self.question(part)
+        for asked in self._parts(question):
             direct, _ = self._direct(asked, self.extractor.rank(asked, rset), rset)
             found += [direct] if direct is not None else []
         return found
@@ -307,9 +310,9 @@ class AnswerGate:
                              tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                                    for i, v in enumerate(verdicts)))
         leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), max(passing, key=lambda i: best[i][0].order)]))
-        kept = [replace(claims[leads[0]], role=DIRECT), *(replace(claims[i], role=SUPPORTING) for i in leads[1:])]
-        others = [i for i in range(len(claims)) if i not in leads]
-        return self._behind(question, claims, best, leads[0], kept, others, rset, vocabulary)
+        others = [*leads[1:], *(i for i in range(len(claims)) if i not in leads)]  # the other parts' answers next
+        return self._behind(question, claims, best, leads[0], [replace(claims[leads[0]], role=DIRECT)], others, rset,
+                            vocabulary, answers_a_part=leads[1:])
 
     def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
         question = self.question(question_text)
@@ -319,11 +322,9 @@ class AnswerGate:
 
     def _part_leads(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[int]:
         """For a question asking several things, the claim answering each part best, in the order asked ([] else)."""
-        parts = question_parts(question.text)
         leads: list[int] = []
         vocabulary = self.extractor.vocabulary()
-        for part in parts if len(parts) > 1 else ():
-            asked = self.question(part)
+        for asked in self._parts(question):
             focus = RetrievedFocus.of(asked, readable_hits(rset), vocabulary)
             best = self._best(asked, claims, rset)
             passing = [i for i, (s, h) in enumerate(best) if direct_verdict(asked, s, h, focus, vocabulary, self.thresholds).answers]
@@ -337,7 +338,8 @@ class AnswerGate:
         """The claims `others` judged as support for the claim at `lead`, after those already `kept`.
 
         A claim in `answers_a_part` (the direct answer to one part of the question) stands whatever it scores
-        against the whole question.
+        against the whole question, and is not compared with the lead for a disagreement: the parts ask different
+        things ("the Python SDK's timeout, and the Node SDK's?"), so their answers may state different values.
         """
         set_aside: list[Finding] = []
         rivals = False

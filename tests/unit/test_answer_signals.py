@@ -348,13 +348,19 @@ def test_a_question_asking_two_things_is_split_into_its_parts(question, parts):
     assert question_parts(question) == parts
 
 
-def test_a_question_asking_two_things_is_answered_for_each_part_in_the_order_asked():
-    """The best span for the whole question answers its second part; the first part's answer must not be lost."""
+def jira_sections():  # noqa: ANN201
+    """A plan requirement and a how-to, each answering one part of the two-part question below."""
     plan = make_chunk("cloud/jira", "requirements", "Connecting Jira needs the Business plan.",
                       title="Jira integration", heading="Requirements")
     link = make_chunk("cloud/jira", "link-an-existing-jira-issue", "You can attach an existing Jira issue to a "
                       "failing test instead of creating a new issue from Cypress Cloud.", title="Jira integration",
                       heading="Link an existing Jira issue to a test")
+    return plan, link
+
+
+def test_a_question_asking_two_things_is_answered_for_each_part_in_the_order_asked():
+    """The best span for the whole question answers its second part; the first part's answer must not be lost."""
+    plan, link = jira_sections()
     question = "Which plan do I need for the Jira integration, and can I attach an existing Jira issue to a test instead of creating a new one?"
     rset = renumber(question, Viewer.anonymous(), [(link, 1.0), (plan, 0.9)])
     judge = AnswerGate(AnswerExtractor())
@@ -365,11 +371,7 @@ def test_a_question_asking_two_things_is_answered_for_each_part_in_the_order_ask
 def test_any_generators_claims_for_a_two_part_question_are_kept_for_each_part_in_the_order_asked():
     """judge() (the LLM path, and the pipeline's check of the extractive draft) keeps one answer per part, first
     part first, even when the whole question scores the first part's answer too low to stand as support."""
-    plan = make_chunk("cloud/jira", "requirements", "Connecting Jira needs the Business plan.",
-                      title="Jira integration", heading="Requirements")
-    link = make_chunk("cloud/jira", "link-an-existing-jira-issue", "You can attach an existing Jira issue to a "
-                      "failing test instead of creating a new issue from Cypress Cloud.", title="Jira integration",
-                      heading="Link an existing Jira issue to a test")
+    plan, link = jira_sections()
     question = "Which plan do I need for the Jira integration, and can I attach an existing Jira issue to a test instead of creating a new one?"
     rset = renumber(question, Viewer.anonymous(), [(link, 1.0), (plan, 0.9)])
     claims = tuple(DraftClaim((Quote(h.handle, h.chunk.text),), h.chunk.text) for h in rset.hits)  # link, then plan
