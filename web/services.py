@@ -184,7 +184,7 @@ class Services:
                 generation = self._generation()
                 if generation is not None and generation != self._corpus_generation:
                     try:
-                        corpus = load_corpus(self.settings.content_dir)
+                        corpus = load_corpus(self.settings.content_dir, previous=self._corpus)
                     except IngestError as exc:  # e.g. a broken site.toml: keep serving what was published
                         log.error("content not re-read after an index change: %s", exc)
                     else:
@@ -227,7 +227,7 @@ class Services:
         # Against a Chroma server the lease makes replicas started at once take turns: the first builds, the others
         # then find nothing to embed and follow its generation.
         with index_lock(self.settings.data_dir, wait=wait, lease=store.writer_lease(), on_wait=waiting):
-            corpus = load_corpus(self.settings.content_dir)
+            corpus = load_corpus(self.settings.content_dir, previous=self._corpus)  # parses only the changed pages
 
             def access_applied(report: IndexReport) -> None:
                 self.publish(corpus)
