@@ -24,6 +24,12 @@ the old and the new access list name. A page whose access cannot be read
 that is not a list of groups) is withheld: its chunks are deleted in the
 access step, until the author fixes it and the next run indexes it again.
 
+A process that ingests again and again (the server) keeps the rows it last
+saw (`KnownRows`) and asks the store only what changed since, instead of
+listing every row's metadata before each diff (~10 s at 100k chunks here);
+the change listing is the one the serving table's refresh relies on, and a
+broken chain (a full rebuild, an unstamped writer) lists the index whole.
+
 A run with nothing to embed never loads the model: the embedder is checked by
 id against the manifest, and its dimension against the first vector it makes.
 """
@@ -145,10 +151,12 @@ def sync_index(
     full: bool = False,
     progress: Callable[[int], Progress] | None = None,
     on_access: Callable[[IndexReport], None] | None = None,
+    known: KnownRows | None = None,
 ) -> IndexReport:
     """Make the index equal the corpus; a page that failed to parse keeps its old chunks only as far as is safe.
 
-    `on_access` is called once deletions and access changes are live, before any embedding.
+    `on_access` is called once deletions and access changes are live, before any embedding. `known`, kept by
+    the caller from one run to the next, spares a long-lived writer the listing of every stored row.
     """
     started = time.perf_counter()
     report = IndexReport(full_rebuild=full)
@@ -157,7 +165,7 @@ def sync_index(
         current.check_embedder(embedder.id)
     dimension = current.dimension if current is not None and not full else embedder.dimension
     manifest = Manifest(embedder=embedder.id, dimension=dimension, site=corpus.site.fingerprint)
-    previous = _stored(store) if current is not None else {}
+    previous = (known.read(store) if known is not None else _stored(store)) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
     kept_chunks = _kept_for_failed(previous, corpus.failures)
     kept = set(kept_chunks)
@@ -260,6 +268,37 @@ def _apply_access(live: StoreWriter, plan: Plan, previous: dict[str, Row], repor
     report.chunks_updated = len(plan.update)
     report.chunks_tightened = len(narrowed)
     report.chunks_deleted = len(plan.delete)
+
+
+class KnownRows:
+    """The live index's rows as of one generation, carried by a writer from one ingest to its next.
+
+    `read` answers what `store.rows()` would, by the rows written and deleted since (`Store.changes`):
+    the diff, and so the access step, sees exactly the stored state, at the cost of what changed.
+    """
+
+    def __init__(self) -> None:
+        self._generation: str | None = None
+        self._rows: dict[str, Row] = {}
+
+    def read(self, store: Store) -> dict[str, Row]:
+        """Every stored row by chunk id, now (the caller holds the index lock: no other writer moves it)."""
+        try:
+            changes = store.changes(self._generation) if self._generation is not None else None
+        except IndexMismatchError:
+            changes = None
+        if changes is not None and changes.complete:
+            rows = self._rows
+            for deleted in changes.deleted:
+                rows.pop(deleted, None)
+            rows.update((row.chunk.id, row) for row in changes.rows)
+            self._generation = changes.generation
+        else:
+            generation = store.generation()
+            rows = _stored(store)
+            self._generation = generation if rows else None
+        self._rows = rows
+        return dict(rows)
 
 
 def _stored(store: Store) -> dict[str, Row]:

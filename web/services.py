@@ -27,7 +27,7 @@ from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
-from retrieval.indexer import IndexReport
+from retrieval.indexer import IndexReport, KnownRows
 from retrieval.protocols import StoreReader
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
@@ -58,6 +58,7 @@ class Services:
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
+        self._known_rows = KnownRows()  # the index's rows as this server's last ingest left them (indexer.py)
         self._log: AnswerLog | None = None
         self._lock = threading.Lock()
         self._loader: threading.Thread | None = None
@@ -244,7 +245,8 @@ class Services:
                         emit(Embedded(done, total))
                 return tick
 
-            report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress)
+            report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress,
+                                known=self._known_rows)
             self.publish(corpus)
             self._settle()
         return report

@@ -225,15 +225,18 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     does; the queries never wait for the next table, which is prepared in the
     background and swapped in. "during" runs from the ingest's start until
     the swap after its commit. `served`, the corpus the process serves, lends
-    the ingest its unchanged pages (`Services.ingest` does the same).
+    the ingest its unchanged pages, and the rows its last ingest left are
+    known (`Services.ingest` does the same).
     """
     import threading
 
     from ingest.corpus import load_corpus
-    from retrieval.indexer import sync_index
+    from retrieval.indexer import KnownRows, sync_index
     from retrieval.viewer import Viewer
 
     viewer, lexical = Viewer.anonymous(), retriever.snapshot
+    known = KnownRows()
+    known.read(store)  # as the serving process's previous ingest left it
     asked = questions()
 
     starts: list[float] = []
@@ -258,7 +261,7 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
         try:
             corpus = load_corpus(content, previous=served)
             report["parse_seconds"] = round(time.perf_counter() - started, 2)
-            report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow())
+            report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow(), known=known)
         finally:
             report["returned"] = time.perf_counter()
             finished.set()
