@@ -60,6 +60,7 @@ class Question:
     focus: frozenset[str]  # key terms that say what the question is about
     identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased
     versions: frozenset[str]  # docs versions the question names ("1.9")
+    counted: str = ""  # what "how many …" counts, stemmed ("how many times" -> "time"); "" when it counts nothing
 
     @property
     def wants_number(self) -> bool:
@@ -67,6 +68,7 @@ class Question:
 
 
 _INTERROGATIVE = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
+_COUNTED = re.compile(r"\bhow many ([a-z][\w-]*)", re.IGNORECASE)
 _CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
 
 
@@ -82,7 +84,9 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
         if not _VERSION.fullmatch(m.group(1) or m.group(2))
     )
     versions = frozenset(a or b for a, b in _VERSION.findall(text))
-    return Question(text, _kind(text), terms, focus or terms, idents, versions)
+    counted = _COUNTED.search(asked_sentence(text))
+    unit = min(key_terms(counted.group(1)), default="") if counted else ""
+    return Question(text, _kind(text), terms, focus or terms, idents, versions, unit)
 
 
 def _kind(text: str) -> Kind:

@@ -4,7 +4,7 @@ A quantity question ("How long are keys kept?") is answered by a span that
 states an amount, a default question by the span naming the default, a how-to
 question by steps, a definition question by a section's lead, a yes/no
 question by the sentence stating the condition, limit or refusal, a "why"
-question by a stated cause. Plain rules over the span's text, so a test can
+question by a stated cause or a failure with its condition. Plain rules over the span's text, so a test can
 show each decision; extraction scores with them and the answer gate refuses
 a quantity question whose quote states none.
 """
@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import re
 
+from ingest.text import key_terms
+
 from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Kind
 
 _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
 _CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
+# "The command will fail if `undefined` is returned" answers "why does it fail?": a failure and its condition.
+_FAILS_WHEN = re.compile(r"\b(?:fail(?:s|ed)?|errors?|throws?|time[sd]? out|breaks?)\b[^.;:]{0,60}?\b(?:if|when|unless)\b",
+                         re.IGNORECASE)
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
 # "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
 _ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
@@ -51,8 +56,18 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", le
     if kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
         return 1 if _POLARITY.search(text) else 0
     if kind == REASON:
-        return 1 if _CAUSE.search(text) else 0
+        return 1 if _CAUSE.search(text) or _FAILS_WHEN.search(text) else 0
     return 0
+
+
+# A number and the word it counts, with at most one word between: "4 times", "30 calendar days", "two seats".
+_COUNT = re.compile(r"(?<![\w.-])(?:\d[\d,.]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+([a-z-]+)(?:\s+([a-z]+))?\b",
+                    re.IGNORECASE)
+
+
+def counts(text: str, unit: str) -> bool:
+    """True when `text` states a number of `unit` (stemmed): "retries up to 4 times" counts "time"."""
+    return bool(unit) and any(unit in key_terms(word) for m in _COUNT.finditer(text) for word in m.groups() if word)
 
 
 def states_quantity(text: str) -> bool:

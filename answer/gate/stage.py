@@ -30,8 +30,9 @@ from retrieval.search import Hit, RetrievalSet
 from ..findings import Finding
 from ..verify import DIRECT, SUPPORTING, Claim
 from .conflicts import disagree
-from .features import AnswerExtractor, Scored, coverage, readable_hits, type_fit
+from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit
 from .question import Question, analyze, question_parts
+from .shape import counts
 from .vocabulary import Vocabulary
 from .weights import Thresholds
 
@@ -87,11 +88,24 @@ def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: Retrieve
         reasons.append(f"{focus.absent:.0%} of the question's focus is in no retrieved section")
     if question.wants_number and type_fit(question, scored.span) < 0:
         reasons.append("the question asks for a quantity and the quote states none")
-    elif question.wants_number and coverage(question, scored.span, vocabulary) < t.quantity_focus:
+    elif question.wants_number and not _quantity_of_focus(question, scored.span, vocabulary, t):
         reasons.append("the quote states a quantity of something else than the question asks about")
     if scored.score < t.floor:
         reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {t.floor})")
     return Verdict(not reasons, scored.score, tuple(reasons))
+
+
+def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t: Thresholds) -> bool:
+    """Is the amount a span states one of what the question asks about?
+
+    Enough of the focus named around it says so; so does a count of the very thing "how many …" counts ("how
+    many times will it retry?", "retries up to 4 times") in a span naming a smaller share of the rest of the
+    focus (the unit it counts is no evidence of what it counts: "30 days" of a trial is not of retention).
+    """
+    if coverage(question, span, vocabulary) >= t.quantity_focus:
+        return True
+    rest = question.focus - {question.counted}
+    return counts(span.statement, question.counted) and coverage(question, span, vocabulary, rest) >= t.counted_focus
 
 
 def supporting_verdict(question: Question, scored: Scored, hit: Hit, best: float, vocabulary: Vocabulary,

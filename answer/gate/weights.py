@@ -40,6 +40,7 @@ class Thresholds:
     support_floor: float = 0.65  # and at least this
     max_absent: float = 0.6  # rarity-weighted share of the question's focus no retrieved section mentions
     quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
+    counted_focus: float = 0.2  # … or this much of the rest when it counts what "how many …" asks ("4 times")
     direct_tries: int = 5  # best spans tried for the direct answer (one failing only on a name may have a neighbour)
 
 

@@ -379,3 +379,52 @@ def test_any_generators_claims_for_a_two_part_question_are_kept_for_each_part_in
     judgement = AnswerGate(AnswerExtractor()).judge(question, verified.shown, rset)
     assert judgement.answered and not judgement.set_aside, judgement
     assert [(c.citations[0].quote, c.role) for c in judgement.claims] == [(plan.text, "direct"), (link.text, "supporting")]
+
+
+@pytest.mark.parametrize(("sentence", "states"), [
+    ("The command will fail if `undefined` is returned.", True),
+    ("A request times out when the server does not answer within 30 seconds.", True),
+    ("The build breaks unless every package is pinned.", True),
+    ("The command yields the value the task returned.", False),
+    ("If you pass a function, it runs before each test.", False),  # a condition, but nothing fails
+])
+def test_a_failure_with_its_condition_answers_why_it_fails(sentence, states):
+    from answer.gate.shape import shape_fit
+
+    assert shape_fit("reason", sentence) == (1 if states else 0)
+
+
+def test_a_count_of_what_how_many_counts_states_the_amount_asked_for():
+    """"How many times will it retry?" is answered by "retries up to 4 times", though the span names little else."""
+    from answer.gate.shape import counts
+
+    assert counts("`retryOnNetworkFailure` defaults to `true` and retries up to 4 times.", "time")
+    assert counts("Invoices are kept for 30 calendar days.", "day") and counts("Two seats are included.", "seat")
+    assert not counts("The request took 4 seconds.", "time") and not counts("Retried 4 times.", "")
+    section = make_chunk("guides/requests", "retries", "Requests Cypress sends over a flaky connection are handled for you: "
+                         "`retryOnNetworkFailure` defaults to `true` and retries up to 4 times.", title="Requests",
+                         heading="Retries")
+    rset = renumber("q", Viewer.anonymous(), [(section, 1.0)])
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0, max_absent=1.0))
+    counted = judge.question("If cy.request runs into a transient network error, how many times will Cypress retry it "
+                             "behind the scenes?")
+    assert counted.counted == "time"
+    assert 0 < coverage(counted, spans_of(rset.hits[0], 0)[-1]) < Thresholds().quantity_focus  # names little of the focus
+    chosen, reasons = judge.pick(counted, rset)
+    assert chosen and "up to 4 times" in chosen[0].span.text, reasons
+    # The same amount for a question counting something else is still "a quantity of something else".
+    other = judge.question("If cy.request runs into a transient network error, how many sockets will Cypress open "
+                           "behind the scenes?")
+    chosen, reasons = judge.pick(other, rset)
+    assert not chosen and any("something else" in r for r in reasons), reasons
+
+
+def test_a_count_of_the_unit_alone_is_no_evidence_of_what_it_counts():
+    """"How many days are runs kept?" is not answered by a trial's "30 days": the unit is all they share."""
+    trial = make_chunk("cloud/trial", "length", "Every trial lasts the full 30 days.", title="Trial", heading="Length")
+    rset = renumber("q", Viewer.anonymous(), [(trial, 1.0)])
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0, max_absent=1.0))
+    question = judge.question("How many days does the Cloud keep our recorded runs and artifacts?")
+    assert question.counted == "day" and coverage(question, spans_of(rset.hits[0], 0)[0]) > 0  # "days" is in the focus
+    chosen, reasons = judge.pick(question, rset)
+    assert not chosen and any("something else" in r for r in reasons), reasons
