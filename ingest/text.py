@@ -69,15 +69,17 @@ def term_words(normalized: str) -> list[str]:
     return _TERM_WORD.findall(normalized)
 
 
-_COMPOUND = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+_COMPOUND = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b|"
+                       r"\b[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")
 _COMPOUND_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def compound_parts(text: str) -> str:
-    """The words inside the text's camelCase and snake_case names, space-separated ("retry on network failure").
+    """The words inside the text's camelCase, snake_case and hyphenated names, space-separated ("retry on network failure").
 
-    Option tables name things `retryOnNetworkFailure` or `max_retries`; a visitor asks about "network
-    errors" or "retries". Lexical evidence reads both the name and its words.
+    Option tables name things `retryOnNetworkFailure` or `max_retries`, prose says "cross-origin" and
+    "F1-F12"; a visitor asks about "network errors", "cross origin" or "F12". Lexical evidence reads both
+    the name and its words.
     """
     return " ".join(part for name in _COMPOUND.findall(text) for part in _COMPOUND_PART.findall(name))
 

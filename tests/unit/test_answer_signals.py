@@ -235,6 +235,19 @@ def test_the_words_inside_a_compound_name_count_as_what_a_section_mentions():
     assert coverage(question, span) == 1.0
 
 
+def test_the_parts_of_a_hyphenated_name_count_as_what_a_section_mentions():
+    """"F1-F12 keys are not supported." mentions F12: a question about F12 is not about something no section names."""
+    from ingest.text import compound_parts
+
+    assert compound_parts("F1-F12 keys, cross-origin iframes") == "F1 F12 cross origin"
+    keys = make_chunk("api/press", "supported-keys", "F1-F12 keys are not supported.", title="press",
+                      heading="Supported keys")
+    rset = renumber("q", Viewer.anonymous(), [(keys, 1.0)])
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0))
+    chosen, reasons = judge.pick(judge.question("Does cy.press let me send the F12 key?"), rset)
+    assert chosen and chosen[0].span.text == "F1-F12 keys are not supported.", reasons
+
+
 @pytest.mark.parametrize("current_version, versions, expected", [
     ("", ("3f9a0c1b2d4e", "77e1b0a9c3d2"), True),  # no versions declared: each page's version is its content hash
     ("2.4", ("2.4", "2.4"), True),
