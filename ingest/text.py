@@ -75,7 +75,7 @@ _COMPOUND_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def compound_parts(text: str) -> str:
-    """The words inside the text's camelCase, snake_case and hyphenated names, space-separated ("retry on network failure").
+    """The words inside the text's camelCase, snake_case and hyphenated names, space-separated.
 
     Option tables name things `retryOnNetworkFailure` or `max_retries`, prose says "cross-origin" and
     "F1-F12"; a visitor asks about "network errors", "cross origin" or "F12". Lexical evidence reads both

@@ -4,9 +4,9 @@ A quantity question ("How long are keys kept?") is answered by a span that
 states an amount, a default question by the span naming the default, a how-to
 question by steps, a definition question by a section's lead, a yes/no
 question by the sentence stating the condition, limit or refusal, a "why"
-question by a stated cause or a failure with its condition. Plain rules over the span's text, so a test can
-show each decision; extraction scores with them and the answer gate refuses
-a quantity question whose quote states none.
+question by a stated cause or a failure with its condition. Plain rules over
+the span's text, so a test can show each decision; extraction scores with
+them and the answer gate refuses a quantity question whose quote states none.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ _FAILS_WHEN = re.compile(r"\b(?:fail(?:s|ed)?|errors?|throws?|time[sd]? out|brea
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
 # "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
 _ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
-_NUMBER_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twice|once|unlimited|no limit)\b",
+_COUNTING_WORDS = "two|three|four|five|six|seven|eight|nine|ten|twelve"  # numbers written out, as prose counts
+_NUMBER_WORD = re.compile(rf"\b({_COUNTING_WORDS}|twice|once|unlimited|no limit)\b",
                           re.IGNORECASE)
 # "There is no explicit file size limit" answers "Is there a maximum file size?": the amount is none.
 _NO_LIMIT = re.compile(r"\b(?:no|without(?: an?| any)?)(?:\s+[\w-]+){0,3}?\s+(?:limits?|maximum|max|cap|quota|ceiling)\b|"
@@ -61,8 +62,7 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", le
 
 
 # A number and the word it counts, with at most one word between: "4 times", "30 calendar days", "two seats".
-_COUNT = re.compile(r"(?<![\w.-])(?:\d[\d,.]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+([a-z-]+)(?:\s+([a-z]+))?\b",
-                    re.IGNORECASE)
+_COUNT = re.compile(rf"(?<![\w.-])(?:\d[\d,.]*|{_COUNTING_WORDS})\s+([a-z-]+)(?:\s+([a-z]+))?\b", re.IGNORECASE)
 
 
 def counts(text: str, unit: str) -> bool:
