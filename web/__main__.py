@@ -44,7 +44,7 @@ from answer.errors import LocalModelError
 from answer.services import local_llm
 from retrieval.errors import RetrievalError
 from retrieval.handoff import IngestListener
-from retrieval.heap import freeze_long_lived
+from retrieval.heap import freeze_long_lived, share_the_interpreter
 from retrieval.lock import owner_lock
 
 from .app import create_app
@@ -83,6 +83,7 @@ def warm(app: Starlette) -> None:
     if components.snapshot is not None:
         components.snapshot.on_swap = freeze_long_lived
     freeze_long_lived()
+    share_the_interpreter()  # a publish's work in other threads must not hold a query up for 5 ms at a time
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:

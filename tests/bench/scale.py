@@ -165,7 +165,7 @@ class FullCollections:
 
 def build_and_measure(size: int, work: Path, real: int, *, freeze: bool = True) -> dict[str, Any]:
     from ingest.corpus import load_corpus
-    from retrieval.heap import freeze_long_lived
+    from retrieval.heap import freeze_long_lived, share_the_interpreter
     from retrieval.indexer import sync_index
     from retrieval.services import open_embedder, open_retriever
     from retrieval.store import ChromaStore
@@ -198,6 +198,7 @@ def build_and_measure(size: int, work: Path, real: int, *, freeze: bool = True) 
     if freeze:  # as a serving process does once it is warm (web.__main__.warm), and after every swap
         retriever.snapshot.on_swap = freeze_long_lived
         freeze_long_lived()
+    share_the_interpreter()  # as every warm serving process does
     result["heap_frozen"] = freeze
     noop_s, _ = timed(lambda: sync_index(load_corpus(content), store, writer))
     edited = edit_pages(content, 0.01)

@@ -79,3 +79,17 @@ def test_a_frozen_snapshot_answers_the_new_generation(frozen_heap: None) -> None
     assert snapshot.settle(timeout=30)
     hits = snapshot.search("dry-run flag", 5, Viewer.anonymous().groups)
     assert [c.text for c, _ in hits] == ["The --dry-run flag changes nothing. Edition 2."]
+
+
+def test_a_warm_serving_process_hands_the_interpreter_to_a_waiting_query_sooner():
+    """A publish's pure-Python work in another thread holds a query up for at most the switch interval per hand-off."""
+    import sys
+
+    from retrieval.heap import SWITCH_INTERVAL, share_the_interpreter
+
+    before = sys.getswitchinterval()
+    try:
+        share_the_interpreter()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) and SWITCH_INTERVAL < 0.005
+    finally:
+        sys.setswitchinterval(before)
