@@ -12,10 +12,14 @@ included — has none.
 
 Closing a connection the client is still sending on is a lingering close
 (RFC 9112, section 9.6): the server half-closes after the response and
-discards what still arrives, for at most `LINGER` seconds or until the client
-closes its side. A plain close would answer the client's next bytes with a
-TCP reset, and a reset makes the client's kernel drop the 408 it had not yet
-read: a slow client would see "connection reset" instead of why.
+discards what still arrives until the client closes its side, has sent
+nothing for `LINGER` seconds, or `LINGER_MOST` seconds have passed. A plain
+close would answer the client's next bytes with a TCP reset, and a reset makes
+the client's kernel drop the 408 or 413 it had not yet read: a slow client
+would see "connection reset" instead of why. The window is one of silence, not
+a total, because a client on a slow link may need longer than `LINGER` to
+finish sending a large refused upload; the total bounds a client that drips
+bytes to hold the connection.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .settings import Settings
 
-LINGER = 2.0  # seconds a closing connection keeps draining a client that is still sending
+LINGER = 2.0  # seconds of silence after which a closing connection stops draining the client
+LINGER_MOST = 30.0  # seconds a closing connection drains at most, however steadily the client sends
 _MESSAGE = b"the request headers did not arrive in time; send them at once"
 _TIMED_OUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
               b"content-length: %d\r\n\r\n%s" % (len(_MESSAGE), _MESSAGE))
@@ -41,10 +46,13 @@ class LingeringTransport:
     true, so nothing more is written, and the protocol discards what arrives.
     """
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, linger: float) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, linger: float,
+                 most: float = LINGER_MOST) -> None:
         self._transport = transport
         self._loop = loop
         self._linger = linger
+        self._most = most
+        self._until = 0.0  # when the linger ends however the client sends, once it has begun
         self._timer: asyncio.TimerHandle | None = None
 
     @property
@@ -64,7 +72,19 @@ class LingeringTransport:
             self._transport.close()
             return
         self._transport.write_eof()  # the FIN follows the response still in the write buffer
+        if not self._transport.is_reading():
+            # uvicorn pauses reading while a body the app has not read piles up (its flow control); a drain that
+            # does not read leaves the client blocked on a full window until the quiet window closes it on a reset
+            self._transport.resume_reading()
+        self._until = self._loop.time() + self._most
         self._timer = self._loop.call_later(self._linger, self.close_now)
+
+    def drained(self) -> None:
+        """The client sent more while lingering: the quiet window starts again, within the total."""
+        if self._timer is None:
+            return
+        self._timer.cancel()
+        self._timer = self._loop.call_at(min(self._loop.time() + self._linger, self._until), self.close_now)
 
     def close_now(self) -> None:
         """End the linger (the client closed its side, or time is up) and close for real."""
@@ -110,6 +130,7 @@ class DeadlineHTTPProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self._lingering():
+            self.transport.drained()  # type: ignore[attr-defined]
             return  # the rest of a request already answered with a close: drained, never parsed
         if self._waiting_for_headers():
             self._arm()  # the first byte of a request (a kept-alive connection had no deadline while idle)
