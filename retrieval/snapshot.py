@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from ingest.documents import Chunk
 
+from . import heap
 from .lexical import LexicalIndex, TermCache, chunk_fingerprint, served
 from .protocols import StoreReader
 from .refresh import apply_access, apply_changes, refresh_table
@@ -194,7 +195,7 @@ class IndexSnapshot:
 
     def _prepare(self) -> None:
         """Build the next snapshot from the served one and the store's changes since, then swap it in."""
-        with self._building:
+        with self._building, heap.building():
             base = self._snapshot
             if base is None or base.content == base.access:
                 return

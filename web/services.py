@@ -25,6 +25,7 @@ from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
+from retrieval import heap
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport, KnownRows
@@ -227,7 +228,8 @@ class Services:
 
         # Against a Chroma server the lease makes replicas started at once take turns: the first builds, the others
         # then find nothing to embed and follow its generation.
-        with index_lock(self.settings.data_dir, wait=wait, lease=store.writer_lease(), on_wait=waiting):
+        with (index_lock(self.settings.data_dir, wait=wait, lease=store.writer_lease(), on_wait=waiting),
+              heap.building()):  # the parse and the rows it keeps are long-lived: no full collection walks them
             corpus = load_corpus(self.settings.content_dir, previous=self._corpus)  # parses only the changed pages
 
             def access_applied(report: IndexReport) -> None:

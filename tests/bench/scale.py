@@ -232,6 +232,7 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     import threading
 
     from ingest.corpus import load_corpus
+    from retrieval.heap import building
     from retrieval.indexer import KnownRows, sync_index
     from retrieval.viewer import Viewer
 
@@ -260,9 +261,10 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
 
     def ingest() -> None:
         try:
-            corpus = load_corpus(content, previous=served)
-            report["parse_seconds"] = round(time.perf_counter() - started, 2)
-            report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow(), known=known)
+            with building():  # as `Services.ingest` holds full collections back
+                corpus = load_corpus(content, previous=served)
+                report["parse_seconds"] = round(time.perf_counter() - started, 2)
+                report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow(), known=known)
         finally:
             report["returned"] = time.perf_counter()
             finished.set()

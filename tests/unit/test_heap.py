@@ -93,3 +93,89 @@ def test_a_warm_serving_process_hands_the_interpreter_to_a_waiting_query_sooner(
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) and SWITCH_INTERVAL < 0.005
     finally:
         sys.setswitchinterval(before)
+
+
+class FullCollectionCount:
+    """How many full collections start while it is entered."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def _seen(self, phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            self.n += 1
+
+    def __enter__(self) -> FullCollectionCount:
+        gc.callbacks.append(self._seen)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._seen)
+
+
+def build_long_lived(n: int) -> list:
+    """What a publish builds: many tracked objects that outlive every young collection."""
+    return [{"id": i, "headings": [str(i)]} for i in range(n)]
+
+
+def test_while_a_publish_builds_no_full_collection_walks_what_it_builds():
+    from retrieval.heap import building
+
+    before = gc.get_threshold()
+    with FullCollectionCount() as outside:
+        kept = build_long_lived(600_000)  # the same build outside: the collector walks it as it grows
+    del kept
+    with building(), FullCollectionCount() as inside:
+        assert gc.get_threshold()[:2] == before[:2], "young collections go on"
+        kept = build_long_lived(600_000)
+    del kept
+    assert outside.n >= 1 and inside.n == 0
+    assert gc.get_threshold() == before
+
+
+def test_building_in_two_threads_at_once_restores_the_threshold_when_the_last_one_leaves():
+    """An ingest's parse and the table refresh it wakes overlap; the first to finish must not end the other's hold."""
+    import threading
+
+    from retrieval.heap import HELD_BACK, building
+
+    before = gc.get_threshold()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def second() -> None:
+        first_in.wait()
+        with building():
+            second_in.set()
+            first_out.wait()
+            seen.append(gc.get_threshold()[2])
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with building():
+        first_in.set()
+        second_in.wait()
+    first_out.set()
+    thread.join()
+    assert seen == [HELD_BACK]
+    assert gc.get_threshold() == before
+
+
+def test_the_table_refresh_builds_with_full_collections_held_back():
+    from retrieval.heap import HELD_BACK
+
+    class Watched(MemoryIndex):
+        thresholds: list[int] = []
+
+        def changes(self, since: str):  # noqa: ANN201 — the first thing the refresh reads
+            self.thresholds.append(gc.get_threshold()[2])
+            return super().changes(since)
+
+    embedder = HashEmbedder()
+    store = Watched(embedder, [make_chunk("cli/flags", "dry-run", "The --dry-run flag changes nothing.", title="Flags")])
+    snapshot = IndexSnapshot(store)
+    snapshot.view({"public"})
+    publish(store, embedder, 2)
+    snapshot.view({"public"})
+    assert snapshot.settle(timeout=30)
+    assert HELD_BACK in store.thresholds and gc.get_threshold()[2] != HELD_BACK
