@@ -7,6 +7,9 @@ the windows are scaled down so the loop runs for a fraction of a second.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from web.server import LingeringTransport
 
@@ -57,18 +60,32 @@ async def lingering(sends_every: float | None, sends_for: float) -> tuple[Record
     return real, began
 
 
+T = TypeVar("T")
+
+
+def run_on_own_loop(scenario: Coroutine[Any, Any, T]) -> T:
+    """Run a scenario on a fresh loop in its own thread.
+
+    The browser tests' synchronous Playwright session keeps a loop marked as
+    running on the main thread for the rest of the session, so `asyncio.run`
+    there refuses to start; a worker thread has no running loop.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, scenario).result()
+
+
 def test_a_silent_client_is_closed_after_the_quiet_window():
-    real, began = asyncio.run(lingering(None, 0))
+    real, began = run_on_own_loop(lingering(None, 0))
     assert QUIET <= real.closed_at - began < MOST
 
 
 def test_a_client_still_sending_past_the_quiet_window_is_still_drained():
     """The failure this replaces: a 2 s total cut off a slow upload mid-send, and the client got a reset, not a 413."""
-    real, began = asyncio.run(lingering(QUIET / 4, QUIET * 2))
+    real, began = run_on_own_loop(lingering(QUIET / 4, QUIET * 2))
     assert real.closed_at - began >= QUIET * 2, "closed while the client was still sending"
     assert real.closed_at - began < MOST
 
 
 def test_a_client_that_never_stops_sending_is_closed_at_the_total():
-    real, began = asyncio.run(lingering(QUIET / 4, MOST * 2))
+    real, began = run_on_own_loop(lingering(QUIET / 4, MOST * 2))
     assert MOST <= real.closed_at - began < MOST + QUIET
