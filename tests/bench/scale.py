@@ -139,8 +139,10 @@ def edit_pages(content: Path, share: float) -> int:
 class FullCollections:
     """Times the cyclic collector's full collections (each one pauses every thread) while it is entered."""
 
-    def __init__(self) -> None:
+    def __init__(self, origin: float = 0.0) -> None:
         self.pauses: list[float] = []
+        self.began: list[float] = []  # seconds after `origin`
+        self.origin = origin
         self._started = 0.0
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
@@ -150,6 +152,7 @@ class FullCollections:
             self._started = time.perf_counter()
         else:
             self.pauses.append(time.perf_counter() - self._started)
+            self.began.append(self._started - self.origin)
 
     def __enter__(self) -> FullCollections:
         gc.callbacks.append(self._callback)
@@ -160,7 +163,8 @@ class FullCollections:
 
     def summary(self) -> dict[str, Any]:
         return {"n": len(self.pauses), "max_ms": ms(self.pauses, 100) if self.pauses else 0.0,
-                "over_50ms": sum(1 for p in self.pauses if p > 0.05)}
+                "over_50ms": sum(1 for p in self.pauses if p > 0.05),
+                "at_s": [round(b, 2) for b, p in zip(self.began, self.pauses, strict=True) if p > 0.05]}
 
 
 def build_and_measure(size: int, work: Path, real: int, *, freeze: bool = True) -> dict[str, Any]:
@@ -271,14 +275,26 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
 
     prepared = lexical.prepared
     started = time.perf_counter()
+    swapped = lexical.on_swap
+    swap: dict[str, float] = {}
+
+    def on_swap() -> None:  # when the new table was served, and how long the swap's own collection took
+        swap["at_s"] = round(time.perf_counter() - started, 2)
+        if swapped is not None:
+            swapped()
+        swap["collect_ms"] = round((time.perf_counter() - started - swap["at_s"]) * 1000, 1)
+
+    lexical.on_swap = on_swap
     thread = threading.Thread(target=ingest, name="bench-ingest")
     del starts[:]
-    with FullCollections() as collections:
+    with FullCollections(started) as collections:
         thread.start()
         during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
     caught_up_s = time.perf_counter() - started
     thread.join()
+    lexical.on_swap = swapped
     returned = report["returned"]
+    slowest = sorted(zip(during, starts, strict=True), reverse=True)[:3]
     ingesting = [t for t, at in zip(during, starts, strict=True) if at < returned]  # the ingest shares this process
     swapping = [t for t, at in zip(during, starts, strict=True) if at >= returned]  # from its return to the swap
     after = loop(lambda: False, 3 * QUERIES)
@@ -301,6 +317,10 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
         "ingest_start_to_swap_seconds": round(caught_up_s, 2),
         "table_rows_read": lexical.reread,
         "full_collections": collections.summary(),
+        # where the slowest queries fell: seconds after the ingest started, beside when it returned and the swap
+        "slowest": [{"at_s": round(at - started, 2), "ms": round(t * 1000, 1)} for t, at in slowest],
+        "ingest_returned_s": round(returned - started, 2),
+        "swap": swap,
     }
 
 
