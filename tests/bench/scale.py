@@ -139,7 +139,7 @@ def edit_pages(content: Path, share: float) -> int:
 class FullCollections:
     """Times the cyclic collector's full collections (each one pauses every thread) while it is entered."""
 
-    def __init__(self, origin: float = 0.0) -> None:
+    def __init__(self, origin: float) -> None:
         self.pauses: list[float] = []
         self.began: list[float] = []  # seconds after `origin`
         self.origin = origin
@@ -279,20 +279,22 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     swap: dict[str, float] = {}
 
     def on_swap() -> None:  # when the new table was served, and how long the swap's own collection took
-        swap["at_s"] = round(time.perf_counter() - started, 2)
+        at = time.perf_counter()
         if swapped is not None:
             swapped()
-        swap["collect_ms"] = round((time.perf_counter() - started - swap["at_s"]) * 1000, 1)
+        swap.update(at_s=round(at - started, 2), collect_ms=round((time.perf_counter() - at) * 1000, 1))
 
     lexical.on_swap = on_swap
     thread = threading.Thread(target=ingest, name="bench-ingest")
     del starts[:]
-    with FullCollections(started) as collections:
-        thread.start()
-        during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
-    caught_up_s = time.perf_counter() - started
-    thread.join()
-    lexical.on_swap = swapped
+    try:
+        with FullCollections(started) as collections:
+            thread.start()
+            during = loop(lambda: finished.is_set() and lexical.prepared > prepared and lexical.caught_up(), 100_000)
+        caught_up_s = time.perf_counter() - started
+        thread.join()
+    finally:
+        lexical.on_swap = swapped
     returned = report["returned"]
     slowest = sorted(zip(during, starts, strict=True), reverse=True)[:3]
     ingesting = [t for t, at in zip(during, starts, strict=True) if at < returned]  # the ingest shares this process
