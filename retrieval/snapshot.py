@@ -23,7 +23,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ingest.documents import Chunk
@@ -77,6 +78,7 @@ class IndexSnapshot:
         self._building = threading.Lock()  # held while the next table is prepared
         self._wanted = False
         self._running: threading.Thread | None = None
+        self._held = 0  # in-process ingests between their start and their commit (`publishing`)
         self.reread = 0  # rows the last table refresh read from the store (all of them on the first build)
         self.prepared = 0  # snapshots swapped in by the background
         self._terms = TermCache()
@@ -94,6 +96,27 @@ class IndexSnapshot:
         is live before its embedding starts, whatever queries arrive.
         """
         self._current(self.store.generation())
+
+    @contextmanager
+    def publishing(self) -> Iterator[None]:
+        """While an ingest of this process runs, the next table waits for its commit; access changes do not wait.
+
+        An ingest moves the generation twice: at its access step, which `follow` applies to the served table at
+        once, and at its commit. A table prepared for the first (texts, vectors, every BM25 index) is thrown
+        away seconds later, and it is built while the ingest embeds on the same cores: at 100k chunks, a second
+        rebuild of every BM25 index beside the model. Queries meanwhile apply each access change they see, as
+        always, so a restriction is served from the access step on; the content comes whole after the commit.
+        """
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+                due = self._held == 0 and self._wanted
+            if due:
+                self._wake()
 
     def settle(self, timeout: float = 60.0) -> bool:
         """Wait until the served snapshot holds the store's current generation whole; False on timeout."""
@@ -174,7 +197,7 @@ class IndexSnapshot:
     def _wake(self) -> None:
         with self._lock:
             self._wanted = True
-            if self._running is None:
+            if self._running is None and not self._held:
                 self._running = threading.Thread(target=self._prepare_loop, name="table-refresh", daemon=True)
                 self._running.start()
 

@@ -9,6 +9,7 @@ access step, so the viewer and the chat change access at the same moment.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import secrets
@@ -247,9 +248,11 @@ class Services:
                         emit(Embedded(done, total))
                 return tick
 
-            report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress,
-                                known=self._known_rows)
-            self.publish(corpus)
+            snapshot = self._components.snapshot if self._components is not None else None
+            with snapshot.publishing() if snapshot is not None else contextlib.nullcontext():
+                report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress,
+                                    known=self._known_rows)
+                self.publish(corpus)
             self._settle()
         return report
 

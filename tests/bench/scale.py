@@ -142,6 +142,7 @@ class FullCollections:
     def __init__(self, origin: float) -> None:
         self.pauses: list[float] = []
         self.began: list[float] = []  # seconds after `origin`
+        self.collected: list[int] = []  # unreachable objects each one found (what freezing without it would keep)
         self.origin = origin
         self._started = 0.0
 
@@ -153,6 +154,7 @@ class FullCollections:
         else:
             self.pauses.append(time.perf_counter() - self._started)
             self.began.append(self._started - self.origin)
+            self.collected.append(int(info.get("collected", 0)))
 
     def __enter__(self) -> FullCollections:
         gc.callbacks.append(self._callback)
@@ -164,7 +166,8 @@ class FullCollections:
     def summary(self) -> dict[str, Any]:
         return {"n": len(self.pauses), "max_ms": ms(self.pauses, 100) if self.pauses else 0.0,
                 "over_50ms": sum(1 for p in self.pauses if p > 0.05),
-                "at_s": [round(b, 2) for b, p in zip(self.began, self.pauses, strict=True) if p > 0.05]}
+                "at_s": [round(b, 2) for b, p in zip(self.began, self.pauses, strict=True) if p > 0.05],
+                "collected": self.collected}
 
 
 def build_and_measure(size: int, work: Path, real: int, *, freeze: bool = True) -> dict[str, Any]:
@@ -243,6 +246,8 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
     viewer, lexical = Viewer.anonymous(), retriever.snapshot
     known = KnownRows()
     known.read(store)  # as the serving process's previous ingest left it
+    if lexical.on_swap is not None:  # a serving process froze those rows with its warm heap (web.__main__.warm)
+        lexical.on_swap()
     asked = questions()
 
     starts: list[float] = []
@@ -268,7 +273,8 @@ def measure_during_reingest(store: Any, embedder: Any, writer: Any, retriever: A
             with building():  # as `Services.ingest` holds full collections back
                 corpus = load_corpus(content, previous=served)
                 report["parse_seconds"] = round(time.perf_counter() - started, 2)
-                report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow(), known=known)
+                with lexical.publishing():  # as `Services.ingest`: one next table, after the commit
+                    report["run"] = sync_index(corpus, store, writer, on_access=lambda _: lexical.follow(), known=known)
         finally:
             report["returned"] = time.perf_counter()
             finished.set()

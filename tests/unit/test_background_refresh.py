@@ -112,6 +112,28 @@ def test_a_restriction_is_never_served_from_the_old_snapshot_once_on_access_retu
     assert "45 days" in hybrid.snapshot.table().get("doc:billing/refunds#refund-windows").text
 
 
+def test_an_in_process_ingest_prepares_one_next_table_after_its_commit_and_its_restriction_is_live_before(tmp_path):
+    site, store, embedder, hybrid = built(tmp_path)
+    retries = "How many times is a failed delivery retried?"
+    edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
+    edit(site / "guides/retries.mdx", "up to 8 times over 24 hours", "up to 12 times over 48 hours")
+    seen: list[tuple[list[str], int]] = []
+
+    def on_access(_: IndexReport) -> None:
+        hybrid.snapshot.follow()
+        seen.append((refund_pages(hybrid, ANON), hybrid.snapshot.prepared))
+
+    with hybrid.snapshot.publishing():
+        sync_index(load_corpus(site), store, embedder, on_access=on_access)
+        assert refund_pages(hybrid, ANON) == []  # after the commit too: every access change is applied as seen
+        assert "up to 8 times" in hybrid.search(retries, ANON).hits[0].chunk.text  # the content waits for the end
+        assert hybrid.snapshot.prepared == 0 and not hybrid.snapshot.caught_up()  # nothing was prepared meanwhile
+    assert seen == [([], 0)]  # the restriction was live at the access step, before any embedding
+    assert hybrid.snapshot.settle(5) and hybrid.snapshot.prepared == 1  # one table, for the commit
+    assert "up to 12 times over 48 hours" in hybrid.search(retries, ANON).hits[0].chunk.text
+    assert refund_pages(hybrid, ANON) == [] and WINDOWS in ids(hybrid, REFUND_QUESTIONS[0], STAFF)
+
+
 def test_a_restriction_written_by_another_process_is_applied_by_the_next_query_without_waiting(tmp_path):
     space = MemorySpace()
     site, reader, embedder, hybrid = built(tmp_path, HeldStore(space=space))
