@@ -14,8 +14,10 @@ answers (a restriction or a page made public again counts from the next
 query on) and the next snapshot is prepared in the background. Until it is
 swapped in, BM25 hits are re-checked against the served table (`served`), so
 a restricted chunk is never returned; its terms may still count in the old
-index's statistics for that window (seconds). `refresh()` drops the snapshot
-at once.
+index's statistics for that window: seconds after a change from another
+process, and until the commit of an ingest run in this process (`publishing`),
+which prepares one next table for its commit rather than one for its access
+step too. `refresh()` drops the snapshot at once.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ class IndexSnapshot:
         once, and at its commit. A table prepared for the first (texts, vectors, every BM25 index) is thrown
         away seconds later, and it is built while the ingest embeds on the same cores: at 100k chunks, a second
         rebuild of every BM25 index beside the model. Queries meanwhile apply each access change they see, as
-        always, so a restriction is served from the access step on; the content comes whole after the commit.
+        always, so a restriction is served from the access step on (its text is never returned: BM25 hits are
+        re-checked against the served table); the content, and the BM25 statistics without it, come after the commit.
         """
         with self._lock:
             self._held += 1

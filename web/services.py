@@ -31,6 +31,7 @@ from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport, KnownRows
 from retrieval.protocols import StoreReader
+from retrieval.snapshot import IndexSnapshot
 from retrieval.store import ChromaStore
 from retrieval.viewer import Viewer
 
@@ -210,7 +211,7 @@ class Services:
             self._corpus, self._chunks = corpus, None
             self._corpus_generation = self._generation()
             self._corpus_checked = time.monotonic()
-        snapshot = self._components.snapshot if self._components is not None else None
+        snapshot = self._served()
         if snapshot is not None:
             snapshot.follow()  # the access part now, in the ingest's thread; the rest in the background
 
@@ -248,7 +249,7 @@ class Services:
                         emit(Embedded(done, total))
                 return tick
 
-            snapshot = self._components.snapshot if self._components is not None else None
+            snapshot = self._served()
             with snapshot.publishing() if snapshot is not None else contextlib.nullcontext():
                 report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress,
                                     known=self._known_rows)
@@ -256,9 +257,13 @@ class Services:
             self._settle()
         return report
 
+    def _served(self) -> IndexSnapshot | None:
+        """The snapshot this server's searches read, once its components are built (None before, or for a fake)."""
+        return self._components.snapshot if self._components is not None else None
+
     def _settle(self) -> None:
         """Let the ingest return once this server answers from the new content (the visitors never waited for it)."""
-        snapshot = self._components.snapshot if self._components is not None else None
+        snapshot = self._served()
         if snapshot is not None and not snapshot.settle(timeout=120.0):
             log.warning("the chunk table had not caught up with the index 120 s after the ingest")
 
