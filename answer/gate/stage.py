@@ -266,7 +266,7 @@ class AnswerGate:
         direct = chosen[0]
         vocabulary = self.extractor.vocabulary()
         rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned) and not _repeats(s, chosen)), None)  # shown beside it, whatever it scores
-        for scored in ranked:
+        for scored in supports_in_order(ranked, chosen, self.extractor.weights.continues):
             if len(chosen) >= max_spans - (rival is not None):
                 break
             if scored is rival or _repeats(scored, chosen):
@@ -382,6 +382,19 @@ class AnswerGate:
             top, citation = max(scored, key=lambda pair: pair[0].order)
             best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
         return best
+
+
+def supports_in_order(ranked: Sequence[Scored], leads: Sequence[Scored], continues: float) -> list[Scored]:
+    """Candidate supporting spans in the order they are tried: by `order`, those of a lead's section lifted by `continues`.
+
+    The leads are the spans already chosen (the direct answer, and each part's answer for a question asking
+    several things). A lead's own section goes on from it ("A new endpoint does not receive events that happened
+    before it existed." is followed by "To backfill it, create a replay job for that endpoint only."), where a
+    sentence of another section scoring a little higher often restates the lead in other words. The sort is
+    stable: spans of equal standing keep their rank order.
+    """
+    sections = {lead.span.handle for lead in leads}
+    return sorted(ranked, key=lambda s: -(s.order + (continues if s.span.handle in sections else 0.0)))
 
 
 def current_first(question: Question, ranked: Sequence[Scored]) -> list[Scored]:

@@ -29,6 +29,7 @@ class Weights:
     other_version: float = 0.15  # a docs version other than the one wanted
     history: float = 0.12  # a past version or a rename, for a question that does not ask about changes
     length: float = 0.05  # per unit beyond the first: a longer quote must earn its length
+    continues: float = 0.1  # orders supporting spans only: one from the section a chosen span leads from
 
 
 @dataclass(frozen=True)

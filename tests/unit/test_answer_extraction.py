@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from answer.draft import Draft, DraftClaim, Quote
-from answer.gate import AnswerGate, Thresholds
-from answer.gate.features import AnswerExtractor, spans_of, type_fit
+from answer.gate import AnswerGate, Thresholds, Weights
+from answer.gate.features import AnswerExtractor, Scored, Span, spans_of, type_fit
 from answer.gate.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
-from answer.gate.stage import names
+from answer.gate.stage import names, supports_in_order
 from answer.gate.vocabulary import Vocabulary
 from answer.spans import ITEM, ROW, is_table_row, table_header, units
 from answer.verify import verify
@@ -125,6 +125,41 @@ def test_the_gate_keeps_the_direct_answer_first_and_drops_beside_the_point_suppo
     question = judge.question("What is the rate limit on the Growth plan?")
     chosen, _ = judge.pick(question, _rset(question.text, limits))
     assert [s.span.text for s in chosen] == ["Growth | 200 | 400"]  # "Free | 10 | 20" names nothing asked about
+
+
+def test_the_pick_tries_supports_from_the_direct_answers_own_section_first():
+    replay = make_chunk("guides/replay", "backfill", "A new endpoint does not receive events from before it existed.\n\n"
+                        "To backfill a new endpoint, create a replay job for past events.", title="Replay", heading="Backfilling")
+    listing = make_chunk("endpoints/list", "list", "The dashboard lists every endpoint.\n\n"
+                         "Each new endpoint receives retries of past events.", title="Endpoints", heading="Endpoints")
+    question_text = "Does a new endpoint receive past events from before it existed?"
+    rset = _rset(question_text, replay, listing)
+
+    def picked(continues: float) -> list[str]:
+        vocabulary = Vocabulary.from_texts([replay.text, listing.text])
+        extractor = AnswerExtractor(vocabulary=lambda: vocabulary, weights=Weights(continues=continues))
+        judge = AnswerGate(extractor, Thresholds(floor=0.5, support_floor=0.4, support_within=2.0))
+        chosen, _ = judge.pick(judge.question(question_text), rset, max_spans=2)
+        return [s.span.text for s in chosen]
+
+    direct = "A new endpoint does not receive events from before it existed."
+    assert picked(0.0) == [direct, "Each new endpoint receives retries of past events."]  # scores higher, says less
+    assert picked(0.5) == [direct, "To backfill a new endpoint, create a replay job for past events."]
+
+
+def _scored(handle: str, start: int, score: float) -> Scored:
+    span = Span(handle, int(handle[1:]) - 1, start, start + 10, f"{handle} at {start}", "sentence", "", "Page", "", lead=False)
+    return Scored(span, score)
+
+
+def test_supports_of_a_leads_section_go_first_only_when_they_nearly_tie():
+    lead, near, other, far = _scored("c1", 0, 1.5), _scored("c1", 20, 1.0), _scored("c2", 0, 1.05), _scored("c1", 40, 0.8)
+    continues = Weights().continues
+    ordered = supports_in_order([lead, other, near, far], [lead], continues)
+    assert ordered == [lead, near, other, far]  # within `continues` of another section's span: the lead's section first
+    assert supports_in_order([lead, other, near, far], [lead], 0.0) == [lead, other, near, far]
+    # a part's answer counts as a lead too: its section is lifted the same way
+    assert supports_in_order([lead, other, near], [lead, _scored("c2", 30, 1.2)], continues) == [lead, other, near]
 
 
 def test_verified_but_off_topic_claims_are_set_aside_with_reasons():
