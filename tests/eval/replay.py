@@ -1,0 +1,152 @@
+"""Replay the answer gate over one fixed retrieval per question: a weight or threshold change, every set, in seconds.
+
+    python -m tests.eval.replay [--site all|content|cypress|starlight] --vary continues=0.2 --vary floor=0.8
+
+`make eval` answers every question end to end, minutes per set. A change to
+`answer/gate/weights.py` changes only which spans the gate picks, so this
+retrieves once per question and then asks the same `AnswerGate.pick` the
+extractive generator drafts from, once per variant: one `--vary` is one
+variant, a name of `Weights` or `Thresholds` and its value (repeat a name to
+sweep it). It prints, per set, answer correct, direct answer correct, refusal
+accuracy and answer rate, graded as `make eval` grades them (a chosen span
+carrying the gold quote), and the questions each variant changes.
+
+A screen, not the record: a variant worth keeping is then run through
+`make eval` on every set (the verifier and the judge sit between the pick and
+the visitor). On 2026-12-04 the two agreed on every question's correct answer,
+refusal and answer on all three sets, in 77 s for three variants; the direct
+figure differed on one content/ question, whose claims the judge reorders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from answer.gate import AnswerGate, Thresholds, Weights
+from retrieval.search import RetrievalSet
+
+from .grounding import _overlap
+from .sites import NAMED, resolve_sites
+
+Variant = tuple[str, Weights, Thresholds]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the gate picked for one question: nothing (a refusal), or spans of which some may carry the gold."""
+
+    answered: bool
+    correct: bool
+    direct: bool
+
+
+def parse_variant(text: str, base: tuple[Weights, Thresholds] = (Weights(), Thresholds())) -> Variant:
+    """`name=value` as a variant of the gate's defaults: a `Weights` or `Thresholds` field, or a clear error."""
+    name, _, value = text.partition("=")
+    weights, thresholds = base
+    known = {f.name: f.type for f in fields(Weights)} | {f.name: f.type for f in fields(Thresholds)}
+    if name not in known or not value:
+        raise ValueError(f"--vary wants name=value with a name of Weights or Thresholds ({', '.join(sorted(known))}); "
+                         f"got {text!r}")
+    try:
+        number: float = int(value) if known[name] in (int, "int") else float(value)
+    except ValueError:
+        raise ValueError(f"--vary {name} wants a number, got {value!r}") from None
+    if name in {f.name for f in fields(Weights)}:
+        return text, replace(weights, **{name: number}), thresholds
+    return text, weights, replace(thresholds, **{name: number})
+
+
+def outcome(gate: AnswerGate, question: Mapping[str, Any], rset: RetrievalSet) -> Outcome:
+    """The gate's pick for one question, graded against its gold quote."""
+    chosen, _ = gate.pick(gate.question(question["question"]), rset)
+    gold = question.get("answer_quote") or ""
+    carries = [bool(gold) and _overlap(gold, s.span.text) for s in chosen]
+    return Outcome(bool(chosen), any(carries), bool(carries) and carries[0])
+
+
+def replay(gate: AnswerGate, questions: Sequence[Mapping[str, Any]], retrievals: Sequence[RetrievalSet],
+           variants: Iterable[Variant]) -> dict[str, list[Outcome]]:
+    """Each variant's outcome per question, the gate's own weights and thresholds first (as "default")."""
+    extractor = gate.extractor
+    own = (extractor.weights, gate.thresholds)
+    found: dict[str, list[Outcome]] = {}
+    try:
+        for name, weights, thresholds in [("default", *own), *variants]:
+            extractor.weights, gate.thresholds = weights, thresholds
+            found[name] = [outcome(gate, q, rset) for q, rset in zip(questions, retrievals, strict=True)]
+    finally:
+        extractor.weights, gate.thresholds = own
+    return found
+
+
+def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome]) -> dict[str, float | None]:
+    """The `make eval` figures of one variant on one set."""
+    answerable = [o for q, o in zip(questions, outcomes, strict=True) if q["answerable"]]
+    refusable = [o for q, o in zip(questions, outcomes, strict=True) if not q["answerable"]]
+
+    def share(hits: int, total: int) -> float | None:
+        return round(hits / total, 4) if total else None
+
+    return {"answer_correctness": share(sum(o.correct for o in answerable), len(answerable)),
+            "direct_answer_correctness": share(sum(o.direct for o in answerable), len(answerable)),
+            "refusal_accuracy": share(sum(not o.answered for o in refusable), len(refusable)),
+            "answer_rate": share(sum(o.answered for o in answerable), len(answerable))}
+
+
+def changes(questions: Sequence[Mapping[str, Any]], before: Sequence[Outcome], after: Sequence[Outcome]) -> list[str]:
+    """The questions a variant changes: now right or wrong, now answered or refused."""
+    def state(q: Mapping[str, Any], o: Outcome) -> str:
+        if not q["answerable"]:
+            return "answered" if o.answered else "refused"
+        return "correct" if o.correct else "answered without the gold" if o.answered else "refused"
+
+    return [f"{q['id']}: {state(q, a)} -> {state(q, b)}" for q, a, b in zip(questions, before, after, strict=True)
+            if state(q, a) != state(q, b)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from answer.services import build_judge
+    from answer.settings import AnswerSettings as Settings
+    from retrieval.services import open_embedder, open_retriever
+    from retrieval.viewer import Viewer
+
+    from .__main__ import build_index, load_jsonl
+
+    parser = argparse.ArgumentParser(prog="python -m tests.eval.replay", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--site", default="all", help=f"all (every set whose corpus exists) or one of {', '.join(NAMED)}")
+    parser.add_argument("--vary", action="append", default=[], metavar="NAME=VALUE",
+                        help="a Weights or Thresholds field and its value; one variant each, repeatable")
+    args = parser.parse_args(argv)
+    try:
+        variants = [parse_variant(v) for v in args.vary]
+    except ValueError as exc:
+        parser.error(str(exc))
+    settings = Settings.from_env()
+    embedder = open_embedder(settings)
+    sites, skipped = resolve_sites(args.site)
+    for reason in skipped:
+        print(f"skipped: {reason}", file=sys.stderr)
+    for site in sites:
+        corpus, store = build_index(settings.data_dir, site, embedder)
+        retriever = open_retriever(settings, store=store, embedder=embedder)
+        gate = build_judge(corpus.site, retriever, embedder)
+        questions = load_jsonl(site.questions)
+        retrievals = [retriever.search(q["question"], Viewer.of(q.get("groups") or []), version=q.get("version") or None)
+                      for q in questions]
+        found = replay(gate, questions, retrievals, variants)
+        print(f"== {site.name} ({len(questions)} questions)")
+        for name, outcomes in found.items():
+            print(f"  {name}: {figures(questions, outcomes)}")
+            for line in changes(questions, found["default"], outcomes):
+                print(f"      {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The gate replay `python -m tests.eval.replay` screens weight changes with: variants, grading, what changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from answer.gate import AnswerGate, Thresholds, Weights
+from answer.gate.features import AnswerExtractor
+from answer.gate.vocabulary import Vocabulary
+from retrieval.search import renumber
+from retrieval.viewer import Viewer
+from tests.eval.replay import changes, figures, parse_variant, replay
+from tests.fakes import make_chunk
+
+
+def test_a_variant_names_a_weight_or_a_threshold_and_nothing_else():
+    _, weights, thresholds = parse_variant("continues=0.2")
+    assert weights.continues == 0.2 and thresholds == Thresholds()
+    _, weights, thresholds = parse_variant("direct_tries=3")
+    assert thresholds.direct_tries == 3 and isinstance(thresholds.direct_tries, int) and weights == Weights()
+    with pytest.raises(ValueError, match="floor"):  # the message lists the names it knows
+        parse_variant("flor=0.8")
+    with pytest.raises(ValueError, match="wants a number"):
+        parse_variant("floor=high")
+
+
+def test_the_replay_grades_each_variant_as_make_eval_does_and_restores_the_gate():
+    refunds = make_chunk("billing/refunds", "policy", "Refunds are available within 14 days of the charge.",
+                         title="Refunds", heading="Refund policy")
+    vocabulary = Vocabulary.from_texts([refunds.text])
+    gate = AnswerGate(AnswerExtractor(vocabulary=lambda: vocabulary), Thresholds(floor=0.5, support_floor=0.4))
+    questions = [
+        {"id": "q1", "question": "Within how many days are refunds available?", "answerable": True,
+         "answer_quote": "within 14 days of the charge"},
+        {"id": "q2", "question": "Is there a Terraform provider?", "answerable": False, "answer_quote": ""},
+    ]
+    retrievals = [renumber(q["question"], Viewer.anonymous(), [(refunds, 1.0)]) for q in questions]
+    own = (gate.extractor.weights, gate.thresholds)
+
+    found = replay(gate, questions, retrievals, [parse_variant("floor=100", (Weights(), gate.thresholds))])
+
+    assert (gate.extractor.weights, gate.thresholds) == own
+    assert figures(questions, found["default"]) == {"answer_correctness": 1.0, "direct_answer_correctness": 1.0,
+                                                    "refusal_accuracy": 1.0, "answer_rate": 1.0}
+    assert figures(questions, found["floor=100"])["answer_rate"] == 0.0  # nothing reaches the floor: all refused
+    assert changes(questions, found["default"], found["floor=100"]) == ["q1: correct -> refused"]
