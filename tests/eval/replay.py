@@ -8,7 +8,7 @@ retrieves once per question and then asks the same `AnswerGate.pick` the
 extractive generator drafts from, once per variant: one `--vary` is one
 variant, a name of `Weights` or `Thresholds` and its value (repeat a name to
 sweep it). It prints, per set, answer correct, direct answer correct, refusal
-accuracy and answer rate, graded as `make eval` grades them (a chosen span
+accuracy, answer rate and the median characters quoted, graded as `make eval` grades them (a chosen span
 carrying the gold quote), and the questions each variant changes.
 
 A screen, not the record: a variant worth keeping is then run through
@@ -29,7 +29,7 @@ from typing import Any
 from answer.gate import AnswerGate, Thresholds, Weights
 from retrieval.search import RetrievalSet
 
-from .grounding import _overlap
+from .grounding import _overlap, _p
 from .sites import NAMED, resolve_sites
 
 Variant = tuple[str, Weights, Thresholds]
@@ -42,6 +42,7 @@ class Outcome:
     answered: bool
     correct: bool
     direct: bool
+    quoted: int = 0  # characters the chosen spans quote: a longer answer must not buy correctness
 
 
 def parse_variant(text: str, base: tuple[Weights, Thresholds] = (Weights(), Thresholds())) -> Variant:
@@ -66,7 +67,7 @@ def outcome(gate: AnswerGate, question: Mapping[str, Any], rset: RetrievalSet) -
     chosen, _ = gate.pick(gate.question(question["question"]), rset)
     gold = question.get("answer_quote") or ""
     carries = [bool(gold) and _overlap(gold, s.span.text) for s in chosen]
-    return Outcome(bool(chosen), any(carries), bool(carries) and carries[0])
+    return Outcome(bool(chosen), any(carries), bool(carries) and carries[0], sum(len(s.span.text) for s in chosen))
 
 
 def replay(gate: AnswerGate, questions: Sequence[Mapping[str, Any]], retrievals: Sequence[RetrievalSet],
@@ -84,7 +85,7 @@ def replay(gate: AnswerGate, questions: Sequence[Mapping[str, Any]], retrievals:
     return found
 
 
-def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome]) -> dict[str, float | None]:
+def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome]) -> dict[str, float | int | None]:
     """The `make eval` figures of one variant on one set."""
     answerable = [o for q, o in zip(questions, outcomes, strict=True) if q["answerable"]]
     refusable = [o for q, o in zip(questions, outcomes, strict=True) if not q["answerable"]]
@@ -92,10 +93,12 @@ def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome])
     def share(hits: int, total: int) -> float | None:
         return round(hits / total, 4) if total else None
 
+
     return {"answer_correctness": share(sum(o.correct for o in answerable), len(answerable)),
             "direct_answer_correctness": share(sum(o.direct for o in answerable), len(answerable)),
             "refusal_accuracy": share(sum(not o.answered for o in refusable), len(refusable)),
-            "answer_rate": share(sum(o.answered for o in answerable), len(answerable))}
+            "answer_rate": share(sum(o.answered for o in answerable), len(answerable)),
+            "quoted_chars_p50": int(_p([o.quoted for o in outcomes if o.answered], 0.5))}
 
 
 def changes(questions: Sequence[Mapping[str, Any]], before: Sequence[Outcome], after: Sequence[Outcome]) -> list[str]:

@@ -41,6 +41,7 @@ def test_the_replay_grades_each_variant_as_make_eval_does_and_restores_the_gate(
 
     assert (gate.extractor.weights, gate.thresholds) == own
     assert figures(questions, found["default"]) == {"answer_correctness": 1.0, "direct_answer_correctness": 1.0,
-                                                    "refusal_accuracy": 1.0, "answer_rate": 1.0}
+                                                    "refusal_accuracy": 1.0, "answer_rate": 1.0,
+                                                    "quoted_chars_p50": len(refunds.text)}
     assert figures(questions, found["floor=100"])["answer_rate"] == 0.0  # nothing reaches the floor: all refused
     assert changes(questions, found["default"], found["floor=100"]) == ["q1: correct -> refused"]
