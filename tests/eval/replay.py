@@ -8,8 +8,9 @@ retrieves once per question and then asks the same `AnswerGate.pick` the
 extractive generator drafts from, once per variant: one `--vary` is one
 variant, a name of `Weights` or `Thresholds` and its value (repeat a name to
 sweep it). It prints, per set, answer correct, direct answer correct, refusal
-accuracy, answer rate and the median characters quoted, graded as `make eval` grades them (a chosen span
-carrying the gold quote), and the questions each variant changes.
+accuracy, answer rate and the median characters quoted, graded as `make eval`
+grades them (a chosen span carrying the gold quote), and the questions each
+variant changes.
 
 A screen, not the record: a variant worth keeping is then run through
 `make eval` on every set (the verifier and the judge sit between the pick and
@@ -127,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a Weights or Thresholds field and its value; one variant each, repeatable")
     args = parser.parse_args(argv)
     try:
-        variants = [parse_variant(v) for v in args.vary]
+        for text in args.vary:
+            parse_variant(text)  # a wrong name or value fails before anything is indexed
     except ValueError as exc:
         parser.error(str(exc))
     settings = Settings.from_env()
@@ -142,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         questions = load_jsonl(site.questions)
         retrievals = [retriever.search(q["question"], Viewer.of(q.get("groups") or []), version=q.get("version") or None)
                       for q in questions]
-        found = replay(gate, questions, retrievals, variants)
+        own = (gate.extractor.weights, gate.thresholds)  # each variant changes one field of what the site serves with
+        found = replay(gate, questions, retrievals, [parse_variant(text, own) for text in args.vary])
         print(f"== {site.name} ({len(questions)} questions)")
         for name, outcomes in found.items():
             print(f"  {name}: {figures(questions, outcomes)}")
