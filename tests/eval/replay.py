@@ -1,4 +1,4 @@
-"""Replay the answer gate over one fixed retrieval per question: a weight or threshold change, every set, in seconds.
+"""Replay the answer gate over one fixed retrieval per question: a weight or threshold change, every set, in a minute.
 
     python -m tests.eval.replay [--site all|content|cypress|starlight] --vary continues=0.2 --vary floor=0.8
 
@@ -43,7 +43,7 @@ class Outcome:
     answered: bool
     correct: bool
     direct: bool
-    quoted: int = 0  # characters the chosen spans quote: a longer answer must not buy correctness
+    quoted: int  # characters the chosen spans quote: a longer answer must not buy correctness
 
 
 def parse_variant(text: str, base: tuple[Weights, Thresholds] = (Weights(), Thresholds())) -> Variant:
@@ -93,7 +93,6 @@ def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome])
 
     def share(hits: int, total: int) -> float | None:
         return round(hits / total, 4) if total else None
-
 
     return {"answer_correctness": share(sum(o.correct for o in answerable), len(answerable)),
             "direct_answer_correctness": share(sum(o.direct for o in answerable), len(answerable)),
