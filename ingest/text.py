@@ -167,6 +167,28 @@ def identifiers(text: str) -> list[str]:
     return [m.group() for m in _SEARCH_TOKEN.finditer(text.lower()) if not m.group().isalnum()]
 
 
+# Code as markdown writes it: a fenced block, or an inline `span`.
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
+_HYPHENED_WORD = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def is_hyphened_word(token: str) -> bool:
+    """True for letters joined only by hyphens ("non-payment", "built-in", "create-astro").
+
+    English writes compounds this way and so does kebab-case code: only where the
+    site writes the token tells the two apart (`code_words`).
+    """
+    return bool(_HYPHENED_WORD.fullmatch(token.lower()))
+
+
+def code_words(text: str) -> set[str]:
+    """The hyphened words a markdown text writes inside code (a fence or an inline span), lower-cased."""
+    found: set[str] = set()
+    for block in _CODE.findall(text):
+        found.update(t for t in _SEARCH_TOKEN.findall(block.lower()) if is_hyphened_word(t))
+    return found
+
+
 # --- answer side: key terms of claims and questions ---------------------------
 
 TERM_STOPWORDS = frozenset(

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ingest.text import ASKING, TERM_STOPWORDS, key_terms
+from ingest.text import ASKING, TERM_STOPWORDS, is_hyphened_word, key_terms
 
 # What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
 Kind = Literal["quantity", "default", "yes-no", "how-to", "definition", "reason", "open"]
@@ -68,12 +68,16 @@ class Question:
 
 
 _INTERROGATIVE = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
-_COUNTED = re.compile(r"\bhow many ([a-z][\w-]*)", re.IGNORECASE)
+_COUNTED = re.compile(r"\bhow many ((?:[a-z][\w-]*\s+)*[a-z][\w-]*)", re.IGNORECASE)
 _CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
 
 
-def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
-    """Classify a question; `ignore` holds terms too common on the site to say anything (its product name)."""
+def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[str] = frozenset()) -> Question:
+    """Classify a question; `ignore` holds terms too common on the site to say anything (its product name).
+
+    `code` holds the hyphened words the site writes as code: "create-astro" named bare is an identifier
+    there, while "non-payment" or "built-in" is an English word a span must not score as naming code.
+    """
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
     plain = _INTERROGATIVE.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
     terms = frozenset(key_terms(plain))
@@ -82,11 +86,36 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset()) -> Question:
         (m.group(1) or m.group(2)).lower().strip("`")
         for m in _IDENTIFIER.finditer(text)
         if not _VERSION.fullmatch(m.group(1) or m.group(2))
+        and (m.group(1) or not is_hyphened_word(m.group(2)) or m.group(2).lower() in code)
     )
     versions = frozenset(a or b for a, b in _VERSION.findall(text))
-    counted = _COUNTED.search(asked_sentence(text))
-    unit = min(key_terms(counted.group(1)), default="") if counted else ""
+    unit = min(key_terms(counted_noun(asked_sentence(text))), default="")
     return Question(text, _kind(text), terms, focus or terms, idents, versions, unit)
+
+
+def counted_noun(text: str) -> str:
+    """What "how many …" counts: the last word of the noun phrase after it ("" when it asks no count).
+
+    English puts the head of a compound last: "how many refund exceptions can …" counts exceptions, not
+    refunds; "how many API keys" counts keys. The phrase ends at the first function word ("can", "of", "per").
+    """
+    found = _COUNTED.search(text)
+    if not found:
+        return ""
+    phrase: list[str] = []
+    for word in found.group(1).split():
+        if word.lower() in TERM_STOPWORDS:
+            break
+        phrase.append(word)
+    return phrase[-1] if phrase else ""
+
+
+_MEASURE_ASKED = re.compile(r"\bhow (long|much|big|large|often|soon|far|old)\b|\bwhen\b", re.IGNORECASE)
+
+
+def asks_a_measure(text: str) -> bool:
+    """True when a question asks how long, how big or when ("…, and for how long?"): a duration can answer it."""
+    return bool(_MEASURE_ASKED.search(text))
 
 
 def _kind(text: str) -> Kind:

@@ -74,3 +74,17 @@ def states_quantity(text: str) -> bool:
     """A number that is not part of an identifier ("5 business days", "`24`", "15%"), a number word, or "no limit"."""
     text = _ROUND_THE_CLOCK.sub(" ", text)
     return bool(_DIGIT_OUTSIDE_NAME.search(text) or _NUMBER_WORD.search(text) or _NO_LIMIT.search(text))
+
+
+# Units that measure rather than count: "30 days" says how long, "5 MB" how big, never how many of a thing.
+MEASURES = frozenset(key_terms("second seconds minute minutes hour hours day days week weeks month months year years "
+                                "ms byte bytes kb mb gb tb"))
+
+
+def measures_only(text: str) -> bool:
+    """True when every number `text` states with a unit is a duration or a size ("within 30 days", "up to 5 MB").
+
+    "How many refund exceptions …?" counts things; a span whose only amounts are durations answers another question.
+    """
+    units = [min(key_terms(m.group(1)), default="") for m in _COUNT.finditer(text)]
+    return bool(units) and all(u in MEASURES for u in units)

@@ -31,8 +31,8 @@ from ..findings import Finding
 from ..verify import DIRECT, SUPPORTING, Claim
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit
-from .question import Question, analyze, question_parts
-from .shape import counts
+from .question import Question, analyze, asks_a_measure, question_parts
+from .shape import MEASURES, counts, measures_only
 from .vocabulary import Vocabulary
 from .weights import Thresholds
 
@@ -102,6 +102,8 @@ def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t
     many times will it retry?", "retries up to 4 times") in a span naming a smaller share of the rest of the
     focus (the unit it counts is no evidence of what it counts: "30 days" of a trial is not of retention).
     """
+    if question.counted not in MEASURES | {""} and not asks_a_measure(question.text) and measures_only(span.statement):
+        return False  # "how many exceptions?" is not answered by "within 30 days"
     if coverage(question, span, vocabulary) >= t.quantity_focus:
         return True
     rest = question.focus - {question.counted}
@@ -245,7 +247,7 @@ class AnswerGate:
 
     def question(self, text: str) -> Question:
         vocabulary = self.extractor.vocabulary()
-        return analyze(text, ignore=self.site_terms | vocabulary.common)
+        return analyze(text, ignore=self.site_terms | vocabulary.common, code=vocabulary.code)
 
     def pick(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> tuple[list[Scored], tuple[str, ...]]:
         """The extractor's best spans that pass the gate (direct answer first), or none and the reasons.

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ingest.documents import Chunk
-from ingest.text import key_terms
+from ingest.text import code_words, key_terms
 
 from .weights import COMMON_SHARE
 
@@ -29,6 +29,7 @@ class Vocabulary:
 
     documents: int
     frequency: dict[str, int]
+    code: frozenset[str] = frozenset()  # hyphened words the docs write as code ("create-astro", not "built-in")
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> Vocabulary:
@@ -41,7 +42,10 @@ class Vocabulary:
 
     @classmethod
     def from_chunks(cls, chunks: Iterable[Chunk]) -> Vocabulary:
-        return cls.from_texts(" ".join((c.title, *c.heading_path, c.text)) for c in chunks)
+        chunks = list(chunks)
+        counted = cls.from_texts(" ".join((c.title, *c.heading_path, c.text)) for c in chunks)
+        code = frozenset().union(*(code_words(c.text) for c in chunks))
+        return cls(counted.documents, counted.frequency, code)
 
     def weight(self, term: str) -> float:
         """Inverse document frequency, 0 for a term on every page, about log(N) for one on no page."""

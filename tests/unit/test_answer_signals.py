@@ -441,3 +441,62 @@ def test_a_count_of_the_unit_alone_is_no_evidence_of_what_it_counts():
     assert question.counted == "day" and coverage(question, spans_of(rset.hits[0], 0)[0]) > 0  # "days" is in the focus
     chosen, reasons = judge.pick(question, rset)
     assert not chosen and any("something else" in r for r in reasons), reasons
+
+
+def test_how_many_counts_the_head_of_its_noun_phrase():
+    """"How many refund exceptions …" counts exceptions: English puts the head of a compound last."""
+    from answer.gate.question import counted_noun
+
+    assert counted_noun("How many refund exceptions can a single workspace get in a year?") == "exceptions"
+    assert counted_noun("How many API requests per second is a Starter workspace allowed?") == "requests"
+    assert counted_noun("How many days of request logs does it keep?") == "days"
+    assert counted_noun("how many steps can one cy.prompt call contain?") == "steps"
+    assert counted_noun("What is the default timeout?") == "" and counted_noun("how many?") == ""
+
+
+def test_a_count_of_things_is_not_answered_by_a_duration_alone():
+    """"How many refund exceptions a year?" met "ask for a refund within 30 days": a duration, not a count of them.
+
+    The span names much of the question (refund, year), so the focus test alone let it stand as the direct answer.
+    A question that also asks how long keeps durations as answers.
+    """
+    from answer.gate.shape import measures_only
+
+    assert measures_only("Ask for a refund within 30 days of the charge.") and measures_only("Bodies up to 5 MB.")
+    assert not measures_only("Up to 16 attempts over 72 hours.") and not measures_only("A single failure cancels it.")
+    plans = make_chunk("billing/cancel", "annual", "Annual plans run until the end of the paid year. To get money back "
+                       "for unused months of the year, ask for a refund within 30 days of the charge.",
+                       title="Cancelling", heading="Annual plans and refunds")
+    rset = renumber("q", Viewer.anonymous(), [(plans, 1.0)])
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0, max_absent=1.0))
+    question = judge.question("How many refund exceptions can a single workspace get in a year?")
+    assert question.counted == "except"  # stemmed, like every key term
+    assert coverage(question, spans_of(rset.hits[0], 0)[-1]) >= Thresholds().quantity_focus  # names enough of the focus
+    chosen, reasons = judge.pick(question, rset)
+    assert not chosen and any("something else" in r for r in reasons), reasons
+    both = judge.question("How many refund exceptions can a workspace get, and for how long after the charge?")
+    assert judge.pick(both, rset)[0], "a question asking how long is answered by a duration"
+
+
+def test_a_hyphened_english_word_is_not_an_identifier_unless_the_site_writes_it_as_code():
+    """"suspended for non-payment" named an error-code row as if the question named code, and answered a staff
+    question from it. `create-astro` is code on a site that writes it in backticks; "non-payment" is English."""
+    from answer.gate.question import analyze
+    from answer.gate.vocabulary import Vocabulary
+    from ingest.text import code_words
+
+    assert code_words("Run `npm create astro` or:\n\n```sh\nnpx create-astro --template minimal\n```\n") == {"create-astro"}
+    assert code_words("Suspended for non-payment; see `FD-4021`.") == set()
+    site = Vocabulary.from_chunks([make_chunk("start", "new", "Scaffold with `create-astro` in a built-in template.")])
+    assert site.code == frozenset({"create-astro"})
+    asked = analyze("Is create-astro a built-in command, and what about non-payment or FD-4021?", code=site.code)
+    assert asked.identifiers == {"create-astro", "fd-4021"}
+    assert "non-payment" in analyze("Why `non-payment`?").identifiers  # written as code by the visitor, it is code
+
+    row = make_chunk("api/errors", "codes", "Status | Code | Meaning\n--- | --- | ---\n`402` | `FD-4021` | The workspace is "
+                     "suspended for non-payment.", title="Errors", heading="Error codes")
+    judge = AnswerGate(AnswerExtractor(vocabulary=lambda: Vocabulary.from_chunks([row])), Thresholds(floor=0.0, max_absent=1.0))
+    rset = renumber("q", Viewer.anonymous(), [(row, 1.0)])
+    question = judge.question("A customer suspended for non-payment says the money is on its way. Can we give them more time?")
+    assert question.identifiers == frozenset()
+    assert all(s.features.get("identifiers", 0) == 0 for s in judge.extractor.rank(question, rset))
