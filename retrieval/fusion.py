@@ -16,18 +16,9 @@ T = TypeVar("T")
 RRF_K = 60
 
 
-def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[str]], *, k: int = RRF_K, weights: Sequence[float] | None = None
-) -> dict[str, float]:
-    """Fused score per id: the sum over lists of weight / (k + rank), rank counted from 1."""
-    if weights is not None and len(weights) != len(rankings):
-        raise ValueError(f"rank fusion needs one weight per ranking: {len(weights)} weights, {len(rankings)} rankings")
-    fused: dict[str, float] = {}
-    for index, ranking in enumerate(rankings):
-        weight = 1.0 if weights is None else weights[index]
-        for rank, key in enumerate(dict.fromkeys(ranking), start=1):
-            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
-    return fused
+def reciprocal_rank_score(ranks: Sequence[int | None], *, k: int = RRF_K) -> float:
+    """One item's fused score: the sum over the rankings holding it of 1 / (k + rank), rank counted from 1."""
+    return sum(1.0 / (k + rank) for rank in ranks if rank is not None)
 
 
 def _fingerprint(text: str) -> tuple[tuple[str, ...], frozenset[tuple[str, ...]]]:

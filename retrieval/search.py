@@ -17,11 +17,12 @@ from ingest.documents import Chunk
 
 from .embedder import Embedder
 from .errors import QueryError
-from .fusion import dedupe, reciprocal_rank_fusion
+from .fusion import dedupe, reciprocal_rank_score
 from .lexical import served
 from .protocols import StoreReader, VectorStore
 from .rerank import Candidate, Reranker, SignalReranker
 from .snapshot import IndexSnapshot
+from .table import DenseSearch
 from .viewer import Viewer
 
 MAX_QUESTION_CHARS = 1_000  # the one question limit: the web edge rejects longer, search cuts what reaches it
@@ -123,38 +124,38 @@ class HybridRetriever:
 
         Both searches run over the chunk table of the store's current
         generation: the dense top-k is a numpy
-        product over only the rows the viewer may read (see `ChunkTable.nearest`),
-        and BM25-only candidates take their text and vector from the same
-        table, so a query reads nothing from the store but its generation.
+        product over only the rows the viewer may read (see `ChunkTable.dense_search`),
+        and BM25-only candidates take their text and their place in the same
+        dense ranking from the same table, so a query reads nothing from the
+        store but its generation.
         """
         table, index = self.snapshot.view(viewer.groups)
         vector = self.embedder.embed([question])[0]
         lexical = served(table, index.search(question, self.depth), viewer.groups)
-        found = table.nearest(vector, self.depth, viewer.groups)
-        cosine = table.similarities(vector, [c.id for c, _ in lexical])
-        return self._fuse(found, lexical, cosine, viewer)
+        dense = table.dense_search(vector, self.depth, viewer.groups, also=[c.id for c, _ in lexical])
+        return self._fuse(dense, lexical, viewer)
 
-    def _fuse(
-        self,
-        dense: list[tuple[Chunk, float]],
-        lexical: list[tuple[Chunk, float]],
-        cosine: dict[str, float],
-        viewer: Viewer,
-    ) -> list[Candidate]:
-        """Join the two ranked lists by reciprocal rank; a candidate must be readable by the viewer on both counts."""
+    def _fuse(self, dense: DenseSearch, lexical: list[tuple[Chunk, float]], viewer: Viewer) -> list[Candidate]:
+        """Join the two searches by reciprocal rank; a candidate must be readable by the viewer on both counts.
+
+        Every candidate is ranked by meaning: a BM25 hit outside the dense top
+        k counts at its true dense rank (often in the thousands for a hit that
+        only shares words), where leaving it out of that list would score it as
+        if meaning had no say. A dense hit outside the BM25 top k still counts
+        once: BM25's long tail of one shared common word says nothing. Measured
+        on every eval set (docs/performance.mdx).
+        """
         groups = viewer.groups
-        dense_at = {c.id: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
+        dense_at = {c.id: (rank, s) for rank, (c, s) in enumerate(dense.top, start=1)} | dense.ranks
         lexical_at = {c.id: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
-        chunk_of = {c.id: c for c, _ in lexical if c.id in cosine} | {c.id: c for c, _ in dense}
-        fused = reciprocal_rank_fusion([[c.id for c, _ in dense], [c.id for c, _ in lexical]])
+        chunk_of = {c.id: c for c, _ in lexical if c.id in dense_at} | {c.id: c for c, _ in dense.top}
         out = []
-        for chunk_id, score in fused.items():
-            chunk = chunk_of.get(chunk_id)
-            if chunk is None or not chunk.readable_by(groups):
+        for chunk_id, chunk in chunk_of.items():
+            if not chunk.readable_by(groups):
                 continue
-            d, lx = dense_at.get(chunk_id), lexical_at.get(chunk_id)
-            similarity = d[1] if d else cosine.get(chunk_id)
-            out.append(Candidate(chunk, score, similarity, lx[1] if lx else None, d[0] if d else None, lx[0] if lx else None))
+            d, lx = dense_at[chunk_id], lexical_at.get(chunk_id)
+            fused = reciprocal_rank_score([d[0], lx[0] if lx else None])
+            out.append(Candidate(chunk, fused, d[1], lx[1] if lx else None, d[0], lx[0] if lx else None))
         return sorted(out, key=lambda c: (-c.fused, c.chunk.id))
 
     def relevant(self, candidate: Candidate) -> bool:

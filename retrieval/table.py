@@ -27,6 +27,14 @@ from .records import Record
 
 
 @dataclass(frozen=True)
+class DenseSearch:
+    """A dense search for one reader: the top hits, and (rank, cosine) of further ids in the same ranking."""
+
+    top: list[tuple[Chunk, float]]
+    ranks: dict[str, tuple[int, float]]
+
+
+@dataclass(frozen=True)
 class ChunkTable:
     """Chunks in id order with their unit vectors as one float32 matrix (row i is chunks[i])."""
 
@@ -114,32 +122,49 @@ class ChunkTable:
         return bool(self.readers[row] & groups) and self.chunks[row].readable_by(groups)
 
     def nearest(self, vector: Sequence[float] | np.ndarray, k: int, groups: frozenset[str]) -> list[tuple[Chunk, float]]:
-        """The k rows `groups` may read with the highest cosine similarity to the (unit) query, best first.
+        """The k rows `groups` may read with the highest cosine similarity to the (unit) query, best first."""
+        return self.dense_search(vector, k, groups).top
+
+    def dense_search(self, vector: Sequence[float] | np.ndarray, k: int, groups: frozenset[str],
+                     also: Sequence[str] = ()) -> DenseSearch:
+        """The dense top k for `groups`, and where each id of `also` stands in the same ranking.
 
         Only the readable rows are ranked (the mask selects them before any
         ordering), ties broken by id so the result does not depend on the order
-        of equal scores.
+        of equal scores. An id of `also` below the top k is ranked by the rows
+        that score above it: a BM25 hit the question's meaning is far from is
+        ranked that far down, not left without a dense rank (see
+        `HybridRetriever`). One matrix product serves both.
         """
         readable = np.flatnonzero(self.mask(groups))
-        if k <= 0 or readable.size == 0:
-            return []
+        if readable.size == 0:
+            return DenseSearch([], {})
         query = np.asarray(vector, dtype=np.float32)
         if readable.size * 2 < len(self.chunks):  # a narrow reader: multiply only its rows
             scores = self.vectors[readable] @ query
         else:
             scores = (self.vectors @ query)[readable]
+        rows, kept = readable, scores
         if scores.size > k:  # keep every tie of the k-th score, so the id tie-break decides, not the partition
-            kth = np.partition(scores, scores.size - k)[scores.size - k]
+            kth = np.partition(scores, scores.size - k)[scores.size - k] if k > 0 else np.inf
             keep = np.flatnonzero(scores >= kth)
-            readable, scores = readable[keep], scores[keep]
-        order = sorted(range(readable.size), key=lambda i: (-float(scores[i]), int(readable[i])))[:k]
-        return [(self.chunks[int(readable[i])], float(scores[i])) for i in order]
+            rows, kept = readable[keep], scores[keep]
+        order = sorted(range(rows.size), key=lambda i: (-float(kept[i]), int(rows[i])))[:max(k, 0)]
+        top = [(self.chunks[int(rows[i])], float(kept[i])) for i in order]
+        wanted = set(also)
+        placed = {chunk.id: (rank, score) for rank, (chunk, score) in enumerate(top, start=1) if chunk.id in wanted}
+        below = [(chunk_id, int(at)) for chunk_id, at in ((i, self._rank_row(readable, i)) for i in also if i not in placed)
+                 if at >= 0]  # an id unknown here, or one `groups` may not read, has no place in their ranking
+        if below:
+            theirs = scores[[at for _, at in below]]
+            above = np.count_nonzero(scores[None, :] > theirs[:, None], axis=1)
+            placed |= {chunk_id: (int(n) + 1, float(score)) for (chunk_id, _), n, score in zip(below, above, theirs, strict=True)}
+        return DenseSearch(top, placed)
 
-    def similarities(self, vector: Sequence[float] | np.ndarray, ids: Sequence[str]) -> dict[str, float]:
-        """Cosine similarity of the (unit) query vector to each known id's stored (unit) vector."""
-        known = [i for i in ids if i in self._rows]
-        if not known or self.vectors.shape[0] == 0:
-            return {}
-        rows = self.vectors[[self._rows[i] for i in known]]
-        scores = rows @ np.asarray(vector, dtype=np.float32)
-        return {i: float(s) for i, s in zip(known, scores, strict=True)}
+    def _rank_row(self, readable: np.ndarray, chunk_id: str) -> int:
+        """The position of a chunk's row among the (sorted) readable rows, or -1 when it is not one of them."""
+        row = self._rows.get(chunk_id)
+        if row is None:
+            return -1
+        at = int(np.searchsorted(readable, row))
+        return at if at < readable.size and readable[at] == row else -1

@@ -7,9 +7,10 @@ from dataclasses import replace
 import pytest
 
 from retrieval.errors import QueryError
-from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_fusion
+from retrieval.fusion import dedupe, near_duplicate, reciprocal_rank_score
 from retrieval.rerank import Candidate
 from retrieval.search import MAX_QUESTION_CHARS, HybridRetriever
+from retrieval.table import DenseSearch
 from retrieval.viewer import Viewer
 from tests.fakes import HashEmbedder, make_chunk
 from tests.memory_index import MemoryIndex
@@ -39,18 +40,27 @@ def retriever(chunks=DOCS, **kwargs) -> HybridRetriever:
 # -- fusion -------------------------------------------------------------------
 
 
-def test_rrf_rewards_agreement_between_lists():
-    fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "d"]], k=60)
-    assert max(fused, key=fused.get) == "b"
-    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
-    assert fused["a"] > fused["c"] and set(fused) == {"a", "b", "c", "d"}
+def test_reciprocal_rank_score_sums_over_the_rankings_holding_the_item():
+    assert reciprocal_rank_score([2, 1]) == pytest.approx(1 / 62 + 1 / 61)
+    assert reciprocal_rank_score([1, None]) == pytest.approx(1 / 61) and reciprocal_rank_score([None, None]) == 0
+    assert reciprocal_rank_score([1], k=20) == pytest.approx(1 / 21)
 
 
-def test_rrf_counts_a_repeated_id_once_per_list_and_checks_weights():
-    assert reciprocal_rank_fusion([["a", "a", "b"]])["b"] == pytest.approx(1 / 62)
-    assert reciprocal_rank_fusion([["a"], ["b"]], weights=[2.0, 1.0])["a"] == pytest.approx(2 / 61)
-    with pytest.raises(ValueError, match="one weight per ranking: 1 weights, 2 rankings"):
-        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+def test_a_bm25_hit_is_fused_at_its_true_dense_rank_so_one_far_in_meaning_falls_below_one_near():
+    # cypress-docs: "Is there a setting to simulate a slow 3G connection …?" — the FAQ entry that answers
+    # ("Can I throttle network speeds?") was a BM25 hit outside the dense top 50, tied in fusion with BM25
+    # hits far from the question in meaning and below the six sections read. Each BM25 hit now counts at its
+    # place in the full dense ranking, so one near in meaning (rank 60) is fused above one that only shares
+    # words (rank 5,000).
+    hybrid = retriever()
+    far, near, dense_only = DOCS[0], DOCS[1], DOCS[2]
+    dense = DenseSearch([(dense_only, 0.8)], {far.id: (5000, 0.05), near.id: (60, 0.55)})
+    fused = hybrid._fuse(dense, [(far, 9.0), (near, 8.0)], ANON)
+    assert [c.chunk.id for c in fused] == [near.id, far.id, dense_only.id]
+    assert fused[0].fused == pytest.approx(1 / 120 + 1 / 62) and fused[0].dense == 0.55 and fused[0].dense_rank == 60
+    assert fused[2].lexical is None and fused[2].lexical_rank is None and fused[2].dense_rank == 1
+    # A BM25 hit the viewer may not read has no dense rank for them and is not a candidate at all.
+    assert [c.chunk.id for c in hybrid._fuse(DenseSearch([], {}), [(DOCS[4], 3.0)], ANON)] == []
 
 
 # -- dedupe -------------------------------------------------------------------
