@@ -15,7 +15,7 @@ say *why* a span won:
   returns nothing?" names cy.task; which one answers is told by "fail", "return", "nothing");
 - `identifiers`: the code-like tokens the question names (`FD-4292`, `--dry-run`);
 - `type`: a quantity question wants a stated number, a default question the
-  default, a how-to question the steps, a definition question the lead;
+  default, a how-to question the steps;
 - `rank`, `length` and `version`: retrieval order, a small cost per extra
   sentence, and the wanted docs version (named in the question, else browsed,
   else the site's current one).
@@ -344,7 +344,7 @@ def type_fit(question: Question, span: Span) -> int:
     # the block it introduces makes it steps, and names the default when the block does ("- `note` (the default)").
     text = span.text if question.kind == DEFAULT else span.statement
     return shape_fit(question.kind, text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
-                     lead=span.lead, heading=span.context if span.lead else "")
+                     heading=span.context if span.lead else "")
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

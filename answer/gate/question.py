@@ -17,12 +17,11 @@ from typing import Literal
 from ingest.text import ASKING, TERM_STOPWORDS, is_hyphened_word, key_terms
 
 # What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
-Kind = Literal["quantity", "default", "yes-no", "how-to", "definition", "reason", "open"]
+Kind = Literal["quantity", "default", "yes-no", "how-to", "reason", "open"]
 QUANTITY: Kind = "quantity"
 DEFAULT: Kind = "default"
 YESNO: Kind = "yes-no"
 HOWTO: Kind = "how-to"
-DEFINITION: Kind = "definition"
 REASON: Kind = "reason"
 OPEN: Kind = "open"
 
@@ -42,8 +41,6 @@ _HOWTO = re.compile(
 _REASON = re.compile(r"^\s*why\b|\bwhat (happened|went wrong|causes|caused)\b|\bwhat am i doing wrong\b", re.IGNORECASE)
 _YESNO = re.compile(
     r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
-_DEFINITION = re.compile(r"^\s*what(?:'s| is| are| does)\b.*\b(mean|means|stand for)\b|^\s*what(?:'s| is| are) (an? |the )?\S+\s*\??$",
-                         re.IGNORECASE)
 # Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301"): a sentence naming them is about them.
 _IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d+(?:\.\d+)*)(?![\w])")
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
@@ -128,8 +125,6 @@ def _kind(text: str) -> Kind:
         return HOWTO
     if _REASON.search(asked):
         return REASON
-    if _DEFINITION.search(asked):
-        return DEFINITION
     if _YESNO.search(asked):
         return YESNO
     return OPEN

@@ -2,10 +2,10 @@
 
 A quantity question ("How long are keys kept?") is answered by a span that
 states an amount, a default question by the span naming the default, a how-to
-question by steps, a definition question by a section's lead, a yes/no
-question by the sentence stating the condition, limit or refusal, a "why"
-question by a stated cause or a failure with its condition. Plain rules over
-the span's text, so a test can show each decision; extraction scores with
+question by steps (a list item, or a sentence with the block it introduces), a
+yes/no question by the sentence stating the condition, limit or refusal, a
+"why" question by a stated cause or a failure with its condition. Plain rules
+over the span's text, so a test can show each decision; extraction scores with
 them and the answer gate refuses a quantity question whose quote states none.
 """
 
@@ -15,7 +15,7 @@ import re
 
 from ingest.text import key_terms
 
-from .question import DEFAULT, DEFINITION, HOWTO, QUANTITY, REASON, YESNO, Kind
+from .question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, Kind
 
 _POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
                        r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
@@ -32,17 +32,13 @@ _NUMBER_WORD = re.compile(rf"\b({_COUNTING_WORDS}|twice|once|unlimited|no limit)
 # "There is no explicit file size limit" answers "Is there a maximum file size?": the amount is none.
 _NO_LIMIT = re.compile(r"\b(?:no|without(?: an?| any)?)(?:\s+[\w-]+){0,3}?\s+(?:limits?|maximum|max|cap|quota|ceiling)\b|"
                        r"\b(?:is|are)\s+not\s+(?:limited|capped)\b", re.IGNORECASE)
-_IMPERATIVE = re.compile(r"^(?:`[^`]+`|\*\*)?\s*(run|use|set|add|create|open|go|click|call|send|pass|install|enable|disable|"
-                         r"configure|choose|select|copy|paste|rotate|check|make|start|stop|point|change|rename|replace|remove|"
-                         r"delete|update|turn|sign|log|contact|email|ask|request|write|put|include|follow|verify)\b",
-                         re.IGNORECASE)
 
 
-def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", lead: bool = False, heading: str = "") -> int:
+def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", heading: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
-    `item`: the span is a list item (steps); `header`: a table row's header row; `lead`: the span opens its section;
-    `heading`: the title and headings a section lead states the answer of (a section "Default strategy" opens with it).
+    `item`: the span is a list item or introduces a block (steps, a command); `header`: a table row's header row; `heading`: the title and headings
+    a section lead states the answer of (a section "Default strategy" opens with it).
     """
     if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
         return -1
@@ -51,9 +47,7 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", le
     if kind == DEFAULT:
         return 1 if any("default" in part.lower() for part in (text, header, heading)) else 0
     if kind == HOWTO:
-        return 1 if item or _IMPERATIVE.match(text) or re.match(r"^to\s+\w+", text, re.IGNORECASE) else 0
-    if kind == DEFINITION:
-        return 1 if lead else 0
+        return 1 if item else 0
     if kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
         return 1 if _POLARITY.search(text) else 0
     if kind == REASON:

@@ -500,3 +500,20 @@ def test_a_hyphened_english_word_is_not_an_identifier_unless_the_site_writes_it_
     question = judge.question("A customer suspended for non-payment says the money is on its way. Can we give them more time?")
     assert question.identifiers == frozenset()
     assert all(s.features.get("identifiers", 0) == 0 for s in judge.extractor.rank(question, rset))
+
+
+def test_a_how_to_question_is_answered_by_steps_or_the_block_a_sentence_introduces():
+    """The how-to shape is a list item, or a sentence quoted with the command or steps it introduces.
+
+    A hand-kept list of thirty imperative verbs ("Run …", "Use …", "To …") also counted; measured on all three
+    sets, deleting it changed no correct answer or refusal, and the first claim was the right one once more on
+    content/ and on Starlight (docs/performance.mdx).
+    """
+    from answer.gate.features import type_fit
+    from answer.gate.shape import shape_fit
+
+    assert shape_fit("how-to", "Open the endpoint's settings.", item=True) == 1
+    assert shape_fit("how-to", "Use the dashboard to rotate keys.") == 0 == shape_fit("how-to", "To rotate keys, open Keys.")
+    judge = AnswerGate(AnswerExtractor(), Thresholds())
+    span = next(s for s in spans_of(hit_of(HOWTO), 0) if s.introduces == "code")
+    assert type_fit(judge.question("How do I create a new project?"), span) == 1
