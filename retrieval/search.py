@@ -140,10 +140,10 @@ class HybridRetriever:
 
         Every candidate is ranked by meaning: a BM25 hit outside the dense top
         k counts at its true dense rank (often in the thousands for a hit that
-        only shares words), where leaving it out of that list would score it as
-        if meaning had no say. A dense hit outside the BM25 top k still counts
-        once: BM25's long tail of one shared common word says nothing. Measured
-        on every eval set (docs/performance.mdx).
+        only shares words), where leaving it out of that list scored it as if
+        meaning had no say. A dense hit outside the BM25 top k counts once, as
+        before: giving it its BM25 rank too was measured and not taken
+        (docs/performance.mdx).
         """
         groups = viewer.groups
         dense_at = {c.id: (rank, s) for rank, (c, s) in enumerate(dense.top, start=1)} | dense.ranks

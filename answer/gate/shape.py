@@ -37,8 +37,8 @@ _NO_LIMIT = re.compile(r"\b(?:no|without(?: an?| any)?)(?:\s+[\w-]+){0,3}?\s+(?:
 def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", heading: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
-    `item`: the span is a list item or introduces a block (steps, a command); `header`: a table row's header row; `heading`: the title and headings
-    a section lead states the answer of (a section "Default strategy" opens with it).
+    `item`: the span is a list item or introduces a block (steps, a command); `header`: a table row's header row;
+    `heading`: the title and headings a section lead states the answer of (a section "Default strategy" opens with it).
     """
     if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
         return -1
