@@ -146,7 +146,7 @@ class HybridRetriever:
         (docs/performance.mdx).
         """
         groups = viewer.groups
-        dense_at = {c.id: (rank, s) for rank, (c, s) in enumerate(dense.top, start=1)} | dense.ranks
+        dense_at = dense.ranks
         lexical_at = {c.id: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
         chunk_of = {c.id: c for c, _ in lexical if c.id in dense_at} | {c.id: c for c, _ in dense.top}
         out = []

@@ -28,7 +28,8 @@ from .records import Record
 
 @dataclass(frozen=True)
 class DenseSearch:
-    """A dense search for one reader: the top hits, and (rank, cosine) of further ids in the same ranking."""
+    """A dense search for one reader: the top hits, and (rank, cosine) in the same ranking of each of them and of
+    every further id asked about that the reader may read."""
 
     top: list[tuple[Chunk, float]]
     ranks: dict[str, tuple[int, float]]
@@ -151,10 +152,9 @@ class ChunkTable:
             rows, kept = readable[keep], scores[keep]
         order = sorted(range(rows.size), key=lambda i: (-float(kept[i]), int(rows[i])))[:max(k, 0)]
         top = [(self.chunks[int(rows[i])], float(kept[i])) for i in order]
-        wanted = set(also)
-        placed = {chunk.id: (rank, score) for rank, (chunk, score) in enumerate(top, start=1) if chunk.id in wanted}
-        below = [(chunk_id, int(at)) for chunk_id, at in ((i, self._rank_row(readable, i)) for i in also if i not in placed)
-                 if at >= 0]  # an id unknown here, or one `groups` may not read, has no place in their ranking
+        placed = {chunk.id: (rank, score) for rank, (chunk, score) in enumerate(top, start=1)}
+        # an id unknown here, or one `groups` may not read, has no place in their ranking
+        below = [(i, at) for i in dict.fromkeys(also) if i not in placed and (at := self._rank_row(readable, i)) >= 0]
         if below:
             theirs = scores[[at for _, at in below]]
             above = np.count_nonzero(scores[None, :] > theirs[:, None], axis=1)

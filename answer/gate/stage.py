@@ -102,7 +102,7 @@ def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t
     many times will it retry?", "retries up to 4 times") in a span naming a smaller share of the rest of the
     focus (the unit it counts is no evidence of what it counts: "30 days" of a trial is not of retention).
     """
-    if question.counted not in MEASURES | {""} and not asks_a_measure(question.text) and measures_only(span.statement):
+    if question.counted and question.counted not in MEASURES and not asks_a_measure(question.text) and measures_only(span.statement):
         return False  # "how many exceptions?" is not answered by "within 30 days"
     if coverage(question, span, vocabulary) >= t.quantity_focus:
         return True

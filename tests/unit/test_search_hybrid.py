@@ -54,7 +54,7 @@ def test_a_bm25_hit_is_fused_at_its_true_dense_rank_so_one_far_in_meaning_falls_
     # words (rank 5,000).
     hybrid = retriever()
     far, near, dense_only = DOCS[0], DOCS[1], DOCS[2]
-    dense = DenseSearch([(dense_only, 0.8)], {far.id: (5000, 0.05), near.id: (60, 0.55)})
+    dense = DenseSearch([(dense_only, 0.8)], {dense_only.id: (1, 0.8), far.id: (5000, 0.05), near.id: (60, 0.55)})
     fused = hybrid._fuse(dense, [(far, 9.0), (near, 8.0)], ANON)
     assert [c.chunk.id for c in fused] == [near.id, far.id, dense_only.id]
     assert fused[0].fused == pytest.approx(1 / 120 + 1 / 62) and fused[0].dense == 0.55 and fused[0].dense_rank == 60
