@@ -23,9 +23,13 @@ from .errors import AnswerError
 from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
 
+_TOLD = {"answer": "Answer", "related": "Related passages", "refused": "Not in the docs"}
+
 
 def _print_answer(record: AnswerRecord) -> None:
-    print(f"[{record.state}{' · degraded' if record.degraded else ''}] {record.question}")
+    print(f"[{record.state} · {_TOLD[record.outcome]}{' · degraded' if record.degraded else ''}] {record.question}")
+    if record.outcome == "related":
+        print("The docs don't say this directly; these passages are the closest.")
     for n, claim in enumerate(record.claims, start=1):
         handles = " ".join(f"[{c.handle}]" for c in claim.citations)
         print(f"\n{n}. {claim.text} {handles} ({claim.status}{', stitched' if claim.stitched else ''})")

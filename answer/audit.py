@@ -441,4 +441,4 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
     return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
                   retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
                   generator=record.generator, created=record.created, disagreement=record.disagreement,
-                  hidden=record.hidden if whole else (), problems=record.problems if whole else ())
+                  related=record.related, confidence=record.confidence, hidden=record.hidden if whole else (), problems=record.problems if whole else ())

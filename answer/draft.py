@@ -80,6 +80,7 @@ class Draft:
     raw: str = field(default="", compare=False)  # the generator's output as received, for the audit
     shown: tuple[str, ...] | None = None  # handles the generator was shown; None = the whole retrieval set
     reasons: tuple[str, ...] = field(default=(), compare=False)  # why it refused, when the generator can say
+    closest: bool = False  # it found no answer: the claims are the closest passages, never to be shown as an Answer
 
     def to_dict(self) -> dict[str, Any]:
         return {

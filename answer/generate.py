@@ -4,9 +4,10 @@ The `Generator` protocol has one method. The extractive generator asks the
 answer gate (`gate/`) for the spans of the top hits that best answer the
 question and lets it decide: the direct
 answer first, then at most two spans nearly as relevant, each proposed as a
-claim quoting itself. When no span passes the gate it refuses, with the gate's
-reasons as its raw output: the refusal comes from the evidence, not from a
-retrieval score. A fresh machine thus answers offline under the very same
+claim quoting itself. When no span passes the gate it proposes the closest
+passages, marked as such (shown as Related passages, never as an answer), or
+refuses when nothing comes close, with the gate's reasons either way: the
+refusal comes from the evidence, not from a retrieval score. A fresh machine thus answers offline under the very same
 contract (and verifier) as an LLM.
 """
 
@@ -50,9 +51,15 @@ class ExtractiveGenerator:
         self.max_claims = max_claims
 
     def draft(self, question: str, rset: RetrievalSet, *, feedback: Sequence[str] = ()) -> Draft:
-        chosen, reasons = self.judge.pick(self.judge.question(question), rset, max_spans=self.max_claims)
-        if not chosen:
-            return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons)
+        asked = self.judge.question(question)
+        chosen, reasons = self.judge.pick(asked, rset, max_spans=self.max_claims)
+        closest = not chosen
+        if closest:
+            # Nothing answers: the closest passages are proposed all the same; the gate shows them as Related
+            # passages, never as an answer, and the reasons stay with the draft for the audit.
+            chosen = self.judge.closest(asked, rset, max_spans=self.max_claims)
+            if not chosen:
+                return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons)
         claims = tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text) for s in chosen)
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
-        return Draft(refused=False, claims=claims, raw=raw)
+        return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest)

@@ -36,15 +36,17 @@ from .record import (
     AnswerRecord,
     Attempt,
     CheckedQuote,
+    Outcome,
     Source,
     State,
+    outcome_of,
     to_json,
     without_proof,
 )
 from .request_id import REQUEST_ID
 from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
-from .verify import Claim, Verification, verify
+from .verify import SUPPORTING, Claim, Verification, verify
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,13 @@ class Answer:
     model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
     disagreement: bool = False  # the quoted sources state different values for the same thing: neither is verified
     request_id: str = ""  # the HTTP request that asked (its id is in the server's logs and its response header)
+    related: bool = False  # the claims are the closest passages, not an answer: shown as Related passages, no badge
+    confidence: float | None = None  # the gate's confidence that its direct answer answers (None: nothing passed)
+
+    @property
+    def outcome(self) -> Outcome:
+        """What the visitor was given: an Answer, Related passages, or nothing from the docs."""
+        return outcome_of(self.state, related=self.related)
 
     def record(self) -> AnswerRecord:
         """What the answer was, detached from the live retrieval set: for the audit log and the JSON API."""
@@ -90,7 +99,7 @@ class Answer:
                                    h.chunk.doc_version, h.chunk.hash, h.chunk.text, round(h.score, 4)) for h in self.retrieval.hits),
             viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
             model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
-            created=self.created, request_id=self.request_id,
+            created=self.created, request_id=self.request_id, related=self.related, confidence=self.confidence,
             problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
             quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
 
@@ -186,7 +195,7 @@ class Answerer:
         # erases what the first draft got verified. A round holding every streamed claim comes first.
         used = max(range(len(rounds)), key=lambda i: (rounds[i].streamed, rounds[i].drafted, rounds[i].score, i))
         verification, shown, off_topic = rounds[used].verification, rounds[used].shown, rounds[used].off_topic
-        disagreement = rounds[used].disagree
+        disagreement, related, sure = rounds[used].disagree, rounds[used].related, rounds[used].confidence
         for n in {used, *(attempt for _, attempt in committed or ())}:
             attempts[n] = replace(attempts[n], used=True)
         for claim in shown[rounds[used].streamed:]:
@@ -206,8 +215,8 @@ class Answerer:
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
             off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
         answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
-                              unreachable=unreachable,
-                              off_topic=off_topic, disagreement=disagreement and bool(shown))
+                              unreachable=unreachable, off_topic=off_topic, disagreement=disagreement and bool(shown),
+                              related=related and bool(shown), confidence=sure)
         yield Done(answer)
 
     def _round(
@@ -285,9 +294,13 @@ class Answerer:
         started = time.perf_counter()
         judgement = self.judge.judge(rset.question, claims, rset, committed=len(on_page))
         timings["judge"] = round(timings.get("judge", 0.0) + time.perf_counter() - started, 4)
+        if verification.closest and judgement.claims:  # the generator found no answer: what it offers is related
+            judgement = replace(judgement, claims=tuple(replace(c, role=SUPPORTING) for c in judgement.claims),
+                                related=True, confidence=None)
         return Round(verification, judgement.claims,
                      judgement.set_aside + tuple(Finding(f"not an answer: {r}") for r in judgement.reasons),
-                     disagree=judgement.disagree, streamed=len(on_page))
+                     disagree=judgement.disagree, streamed=len(on_page), related=judgement.related,
+                     confidence=judgement.confidence)
 
     def _attempt(
         self, rset: RetrievalSet, viewer: Viewer, feedback: tuple[Finding, ...], attempts: list[Attempt],
@@ -341,6 +354,8 @@ class Answerer:
         unreachable: bool = False,
         off_topic: tuple[Finding, ...] = (),
         disagreement: bool = False,
+        related: bool = False,
+        confidence: float | None = None,
     ) -> Answer:
         # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
         verified = {c.text for c in verification.shown}
@@ -367,6 +382,8 @@ class Answerer:
             model_unavailable=unreachable,
             disagreement=disagreement,
             request_id=REQUEST_ID.get(),
+            related=related,
+            confidence=confidence,
         )
         if self.audit is not None:
             try:
@@ -406,6 +423,8 @@ class Round:
     unreachable: bool = False  # the model could not be reached at all
     drafted: bool = True  # the attempt produced a draft (a retry that did not never wins a tie)
     inherited: int = 0  # the first claims of `shown` were streamed by an earlier attempt, not verified by this one
+    related: bool = False  # `shown` are the closest passages, not an answer
+    confidence: float | None = None  # the gate's confidence in the direct answer
 
     @property
     def score(self) -> tuple[int, int, int]:

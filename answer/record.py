@@ -25,12 +25,29 @@ REFUSED: State = "refused"
 UNVERIFIED: State = "unverified"
 STATES: tuple[State, ...] = (ANSWERED, REFUSED, UNVERIFIED)
 
+# What the visitor was given, in one word: an Answer (the only outcome with the badge), the passages that came
+# closest when the gate was not sure they answer, or nothing from the docs (refused, or unverified text only).
+Outcome = Literal["answer", "related", "refused"]
+ANSWER: Outcome = "answer"
+RELATED: Outcome = "related"
+NO_ANSWER: Outcome = "refused"
+OUTCOMES: tuple[Outcome, ...] = (ANSWER, RELATED, NO_ANSWER)
+
+
+def outcome_of(state: State, *, related: bool) -> Outcome:
+    """The outcome of an answer in `state` whose shown claims are (`related`) or are not the closest passages only."""
+    if state != ANSWERED:
+        return NO_ANSWER
+    return RELATED if related else ANSWER
+
+
 # What the visitor is shown: an answer with its proof, one with something removed on the way, quotes that state
 # different values (side by side, no badge of proof), a refusal, or unverified text behind a toggle.
-Display = Literal["verified", "degraded", "disagree", "refused", "unverified"]
+Display = Literal["verified", "degraded", "disagree", "related", "refused", "unverified"]
 VERIFIED: Display = "verified"
 DEGRADED: Display = "degraded"
 DISAGREE: Display = "disagree"
+RELATED_PASSAGES: Display = "related"
 
 
 def without_proof(policy: UnverifiedPolicy, *, model_unavailable: bool) -> State:
@@ -40,10 +57,10 @@ def without_proof(policy: UnverifiedPolicy, *, model_unavailable: bool) -> State
 
 
 def display(state: State, *, degraded: bool, disagreement: bool, model_unavailable: bool,
-            policy: UnverifiedPolicy = "hide") -> Display:
+            policy: UnverifiedPolicy = "hide", related: bool = False) -> Display:
     """What the visitor sees of an answer in `state`, under the server's policy (a logged answer may predate it)."""
     if state == ANSWERED:
-        return DISAGREE if disagreement else DEGRADED if degraded else VERIFIED
+        return DISAGREE if disagreement else RELATED_PASSAGES if related else DEGRADED if degraded else VERIFIED
     if state == UNVERIFIED and without_proof(policy, model_unavailable=model_unavailable) == UNVERIFIED:
         return "unverified"
     return "refused"
@@ -107,6 +124,12 @@ class AnswerRecord:
     phantoms: int = 0
     disagreement: bool = False  # the quoted sources state different values: shown side by side, not as verified
     request_id: str = ""  # the HTTP request that asked, as the server's log lines and response header name it
+    related: bool = False  # the claims are the closest passages, not an answer (no badge)
+    confidence: float | None = None  # the gate's confidence that its direct answer answers
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome_of(self.state, related=self.related)
 
 
 # -- to JSON ------------------------------------------------------------------------------------------
@@ -118,6 +141,7 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
         "answer_id": record.answer_id,
         "question": record.question,
         "state": record.state,
+        "outcome": record.outcome,
         "degraded": record.degraded,
         "model_unavailable": record.model_unavailable,
         "disagreement": record.disagreement,
@@ -137,6 +161,7 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
             "quotes_verbatim": record.quotes_verbatim,
             "phantoms": record.phantoms,
             "request_id": record.request_id,
+            "confidence": record.confidence,
         }
     return data
 
@@ -204,6 +229,9 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
         quotes_verbatim=int(data.get("quotes_verbatim") or 0),
         phantoms=int(data.get("phantoms") or 0),
         request_id=str(data.get("request_id") or ""),
+        # Rows written before outcomes were recorded: an answered row was an Answer.
+        related=data.get("outcome") == RELATED,
+        confidence=float(data["confidence"]) if isinstance(data.get("confidence"), (int, float)) else None,
     )
 
 

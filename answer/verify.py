@@ -25,7 +25,7 @@ from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .findings import Finding
-from .spans import MIN_QUOTE_CHARS, is_table_row, table_header
+from .spans import MIN_QUOTE_CHARS, is_table_row, table_header, whole_code
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Status, SupportChecker
 
 
@@ -89,6 +89,7 @@ class Verification:
     problems: tuple[Finding, ...] = ()
     phantoms: int = 0
     refused: bool = False
+    closest: bool = False  # the draft proposed the closest passages only (no answer): never an Answer
     dropped_claims: tuple[str, ...] = field(default=())
     checks: tuple[QuoteCheck, ...] = field(default=())
 
@@ -164,6 +165,7 @@ def verify(
         problems=tuple(problems),
         phantoms=phantoms,
         refused=draft.refused,
+        closest=draft.closest,
         dropped_claims=tuple(dropped),
         checks=tuple(checks),
     )
@@ -194,7 +196,7 @@ def _check_quote(
         elsewhere = [h.handle for h in readable if h.handle != handle and find_quote(text, h.chunk.text)]
         hint = f" (it is in {', '.join(elsewhere)})" if elsewhere else ""
         return None, "not-verbatim", f"quote not in {handle}{hint}: {text[:120]!r}"
-    start, end = _whole_markup(chunk.text, *span)
+    start, end = whole_code(chunk.text, *_whole_markup(chunk.text, *span))
     exact = chunk.text[start:end]
     fragment = text_fragment(exact)
     return Citation(

@@ -37,8 +37,10 @@ def quality_table(summary: dict[str, Any], *, source: str) -> str:
 
 README = DOCS.parent / "README.md"
 README_START, README_END = "<!-- measured: rendered by `python -m tests.docs_figures` -->", "<!-- /measured -->"
-HEADLINE = (("answer_correctness", "answer correct"), ("refusal_accuracy", "refusal accuracy"),
-            ("answer_rate", "answer rate"), ("quote_correctness", "quote correctness"))
+HEADLINE = (("answer_correctness", "answer correct"), ("answer_precision", "precision of Answers"),
+            ("gold_shown", "gold shown (Answer or Related)"), ("refusal_accuracy", "refusal accuracy (never an Answer)"),
+            ("answer_rate", "answer rate"), ("related_rate", "Related passages rate"),
+            ("quote_correctness", "quote correctness"))
 
 
 def readme_block(summary: dict[str, Any]) -> str:

@@ -5,6 +5,8 @@ What it counts, and where each count comes from:
   every request, labelled by its route *template* (`/docs/{path:path}`, never
   the path asked), so a crawler cannot grow the label set;
 - `docs_answers_total{state}`: every finished answer (answered / refused / unverified);
+- `docs_answer_outcomes_total{outcome}`: the same answers by what the visitor was told: an Answer (the
+  badge), Related passages (verified, but the gate was not sure they answer) or refused;
 - `docs_verifier_findings_total{kind}`: each proposed quote the verifier
   rejected (`phantom`, `not-verbatim`, `restricted`, `short`) and each claim
   kept out of the answer because its quotes do not support it (`unsupported`);
@@ -37,7 +39,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from answer.pipeline import Answer
-from answer.record import STATES
+from answer.record import OUTCOMES, STATES
 from answer.verify import QUOTE_KINDS
 from retrieval.protocols import StoreReader
 
@@ -62,6 +64,8 @@ class Metrics:
         self.request_seconds = Histogram("docs_http_request_seconds", "Time to the end of each response (a stream's too).",
                                          ["route"], registry=r, buckets=_ANSWER_BUCKETS)
         self.answers = Counter("docs_answers", "Finished answers by state.", ["state"], registry=r)
+        self.outcomes = Counter("docs_answer_outcomes", "Finished answers by outcome (answer, related, refused).",
+                                ["outcome"], registry=r)
         self.findings = Counter("docs_verifier_findings", "Quotes the verifier rejected and claims it kept out, by kind.",
                                 ["kind"], registry=r)
         self.llm_errors = Counter("docs_llm_errors", "Generation attempts that failed (model unreachable, reply unusable).",
@@ -74,12 +78,15 @@ class Metrics:
                                         registry=r, buckets=_ANSWER_BUCKETS)
         for state in STATES:
             self.answers.labels(state)  # present at 0 from the start: a rate over a missing series is no rate
+        for outcome in OUTCOMES:
+            self.outcomes.labels(outcome)
         for kind in (*_REJECTED, "unsupported"):
             self.findings.labels(kind)
 
     def observe(self, answer: Answer) -> None:
         """Count one finished answer (an `Answerer` observer)."""
         self.answers.labels(answer.state).inc()
+        self.outcomes.labels(answer.outcome).inc()
         for attempt in answer.attempts:
             for quote in attempt.quotes:
                 if quote.check.kind in _REJECTED:

@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 
 from answer.followup import Rewrite
 from answer.pipeline import Answer
-from answer.record import DEGRADED, DISAGREE, REFUSED, UNVERIFIED, VERIFIED, Display, display
+from answer.record import DEGRADED, DISAGREE, REFUSED, RELATED_PASSAGES, UNVERIFIED, VERIFIED, Display, display
 from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
@@ -262,11 +262,11 @@ def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
 def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
     rset = answer.retrieval
     state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
-                    model_unavailable=answer.model_unavailable, policy=policy)
+                    model_unavailable=answer.model_unavailable, policy=policy, related=answer.related)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
     claims = tuple(v for n, c in enumerate(answer.claims, start=1)
                    if (v := claim_view(c, rset, site, turn_id, n, numbers)) is not None)
-    if state in (VERIFIED, DEGRADED, DISAGREE) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
+    if state in (VERIFIED, DEGRADED, DISAGREE, RELATED_PASSAGES) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
         return replace(withheld_view(answer.id, asked or answer.question, stale=True), turn_id=turn_id)
     return TurnView(
         turn_id=turn_id, question=answer.question, state=state, answer_id=answer.id, looked_at=looked_at(rset, site),

@@ -29,12 +29,13 @@ from retrieval.search import Hit, RetrievalSet
 
 from ..findings import Finding
 from ..verify import DIRECT, SUPPORTING, Claim
+from .confidence import confidence, signals
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit
 from .question import Question, analyze, asks_a_measure, question_parts
 from .shape import MEASURES, counts, measures_only
 from .vocabulary import Vocabulary
-from .weights import Thresholds
+from .weights import FITTED, MAX_RELATED, Confidence, Thresholds
 
 _NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,})(?![\w`])")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
@@ -51,6 +52,7 @@ class Verdict:
     answers: bool
     score: float
     reasons: tuple[str, ...] = ()
+    beside: bool = False  # a reason says the docs found are about something else: no passage is even related
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,14 @@ def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: Retrieve
         reasons.append(sibling)
     if focus.absent >= t.max_absent:
         reasons.append(f"{focus.absent:.0%} of the question's focus is in no retrieved section")
+    beside = bool(reasons)
     if question.wants_number and type_fit(question, scored.span) < 0:
         reasons.append("the question asks for a quantity and the quote states none")
     elif question.wants_number and not _quantity_of_focus(question, scored.span, vocabulary, t):
         reasons.append("the quote states a quantity of something else than the question asks about")
     if scored.score < t.floor:
         reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {t.floor})")
-    return Verdict(not reasons, scored.score, tuple(reasons))
+    return Verdict(not reasons, scored.score, tuple(reasons), beside=beside)
 
 
 def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t: Thresholds) -> bool:
@@ -218,6 +221,8 @@ class Judgement:
     reasons: tuple[str, ...] = ()  # why nothing answers, when nothing does
     set_aside: tuple[Finding, ...] = ()  # "claim 2 does not answer the question: …", for the audit
     disagree: bool = False  # two sources state different values for the same thing: both shown, neither verified
+    related: bool = False  # the claims are the passages that came closest, shown as such: not an answer
+    confidence: float | None = None  # how sure the gate is that the direct answer answers (None: nothing passed)
 
 
 class AnswerGate:
@@ -235,10 +240,12 @@ class AnswerGate:
         thresholds: Thresholds | None = None,
         *,
         site_terms: frozenset[str] = frozenset(),
+        confidence: Confidence | None = None,
     ) -> None:
         self.extractor = extractor
         self.thresholds = thresholds or Thresholds()
         self.site_terms = site_terms
+        self.confidence = confidence or FITTED
 
     @property
     def versioned(self) -> bool:
@@ -277,6 +284,34 @@ class AnswerGate:
             if hit is not None and supporting_verdict(question, scored, hit, direct.score, vocabulary, self.thresholds).answers:
                 chosen.append(scored)
         return chosen[: max_spans - (rival is not None)] + ([rival] if rival is not None else []), ()
+
+    def closest(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> list[Scored]:
+        """When nothing answers: the best span of each section that came closest, to show as Related passages.
+
+        Only spans of sections about what was asked: none when the question names something the docs found
+        never mention, or most of its focus is in no retrieved section (then the docs do not cover it), and
+        each span must itself name a focus term and reach `Thresholds.related_floor`.
+        """
+        vocabulary = self.extractor.vocabulary()
+        focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)
+        found: list[Scored] = []
+        for scored in self.extractor.rank(question, rset):
+            hit = rset.get(scored.span.handle)
+            if hit is None or any(s.span.handle == scored.span.handle for s in found):
+                continue
+            if scored.score < self.thresholds.related_floor:
+                break  # ranked best first: nothing after it is closer
+            if direct_verdict(question, scored, hit, focus, vocabulary, self.thresholds).beside:
+                continue
+            if names_focus(question, scored.span.text) and not _repeats(scored, found):
+                found.append(scored)
+            if len(found) == max_spans:
+                break
+        return found
+
+    def sure(self, question: Question, direct: Scored, rset: RetrievalSet) -> float:
+        """The confidence that `direct` answers, weighed from how it stands among every span the gate scored."""
+        return confidence(signals(question, [direct], self.extractor.rank(question, rset), rset), self.confidence)
 
     def _parts(self, question: Question) -> list[Question]:
         """The parts of a question asking several things, each analysed as a question; [] for a single question."""
@@ -322,19 +357,37 @@ class AnswerGate:
         passing = [i for i, v in enumerate(verdicts) if v.answers]
         if not passing:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
-            return Judgement((), False, verdicts[strongest].reasons,
-                             tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
-                                   for i, v in enumerate(verdicts)))
+            set_aside = tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
+                              for i, v in enumerate(verdicts))
+            near = self._near(question, claims, best, verdicts)
+            return Judgement(tuple(replace(claims[i], role=SUPPORTING) for i in near), False,
+                             verdicts[strongest].reasons, tuple(f for f in set_aside if f.claim is None or f.claim - 1 not in near),
+                             related=bool(near))
         leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), max(passing, key=lambda i: best[i][0].order)]))
         others = [*leads[1:], *(i for i in range(len(claims)) if i not in leads)]  # the other parts' answers next
-        return self._behind(question, claims, best, leads[0], [replace(claims[leads[0]], role=DIRECT)], others, rset,
-                            vocabulary, answers_a_part=leads[1:])
+        judged = self._behind(question, claims, best, leads[0], [replace(claims[leads[0]], role=DIRECT)], others, rset,
+                              vocabulary, answers_a_part=leads[1:])
+        return self._weigh(judged, question, best[leads[0]][0], rset)
+
+    def _near(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]],
+              verdicts: Sequence[Verdict]) -> list[int]:
+        """Of claims none of which answers, those to show as Related passages (see `closest`), best first."""
+        near = sorted((i for i, v in enumerate(verdicts)
+                       if not v.beside and best[i][0].score >= self.thresholds.related_floor
+                       and names_focus(question, best[i][0].span.text)), key=lambda i: -best[i][0].order)
+        return near[:MAX_RELATED]
+
+    def _weigh(self, judged: Judgement, question: Question, direct: Scored, rset: RetrievalSet) -> Judgement:
+        """The judgement with the gate's confidence in its direct answer: below the line, Related passages."""
+        sure = round(self.sure(question, direct, rset), 4)
+        return replace(judged, confidence=sure, related=sure < self.confidence.answer_at)
 
     def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
         question = self.question(question_text)
         best = self._best(question, claims, rset)
-        return self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)), rset,
-                            self.extractor.vocabulary(), answers_a_part=self._part_leads(question, claims, rset))
+        judged = self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)), rset,
+                              self.extractor.vocabulary(), answers_a_part=self._part_leads(question, claims, rset))
+        return self._weigh(judged, question, best[0][0], rset)
 
     def _part_leads(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[int]:
         """For a question asking several things, the claim answering each part best, in the order asked ([] else)."""

@@ -43,10 +43,24 @@ class Thresholds:
     quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
     counted_focus: float = 0.2  # … or this much of the rest when it counts what "how many …" asks ("4 times")
     direct_tries: int = 5  # best spans tried for the direct answer (one failing only on a name may have a neighbour)
+    related_floor: float = 0.6  # extraction score a span needs to be shown as a Related passage when nothing answers
 
 
 TOP_HITS = 6  # retrieved sections whose spans are candidates
 MAX_UNITS = 3  # sentences one candidate span may join (items and table rows stand alone)
 SUBJECT_SHARE = 0.5  # a focus term more than this share of the retrieved sections use is the subject they share
 COMMON_SHARE = 0.3  # a term on more than this share of all chunks is the site's subject, never a question's focus
+MAX_RELATED = 3  # Related passages shown when nothing answers: the best span of each of the closest sections
 SAME_THING = 0.75  # two amounts disagree only when this share of the shorter quote's key terms is in the other too
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """The Answer-or-Related line: a logistic weighing of `confidence.signals`, and where the badge starts."""
+
+    bias: float = 0.0
+    coefficients: tuple[tuple[str, float], ...] = ()
+    answer_at: float = 0.0  # the probability at and above which a pick is shown as an Answer
+
+
+FITTED = Confidence()  # unfitted: every direct answer that passes the gate is an Answer

@@ -18,8 +18,13 @@ SUMMARY: tuple[tuple[str, str], ...] = (
     ("answerable", "answerable questions"),
     ("answer_correctness", "answer correct"),
     ("direct_answer_correctness", "direct answer correct"),
-    ("refusal_accuracy", "refusal accuracy"),
+    ("answer_precision", "precision of Answers"),
+    ("gold_shown", "gold shown (Answer or Related)"),
+    ("related_with_gold", "Related passages holding the gold"),
+    ("refusal_accuracy", "refusal accuracy (never an Answer)"),
+    ("refused_outright", "unanswerable refused outright"),
     ("answer_rate", "answer rate"),
+    ("related_rate", "Related passages rate"),
     ("quote_correctness", "quote correctness"),
     ("phantom_rate", "phantom rate"),
     ("anchor_validity", "anchor validity"),
@@ -112,11 +117,14 @@ def failures(site_report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _why(row: Mapping[str, Any]) -> str:
+    outcome = row.get("outcome", "answer" if row["state"] == "answered" else "refused")
     if not row["answerable"]:
-        return "answered a question the docs do not answer" if row["state"] == "answered" else ""
-    if row["state"] != "answered":
+        return "an Answer to a question the docs do not answer" if outcome == "answer" else ""
+    if outcome == "related":
+        return "the gold fact only among Related passages" if row.get("gold_shown") else "Related passages without the gold fact"
+    if outcome != "answer":
         return f"not answered ({row['state']})"
-    return "" if row["correct"] else "answered without the gold fact"
+    return "" if row["correct"] else "an Answer without the gold fact"
 
 
 def failure_counts(found: Sequence[Mapping[str, Any]]) -> dict[str, int]:

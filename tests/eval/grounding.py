@@ -32,7 +32,7 @@ class Row:
     groups: list[str]
     answerable: bool
     state: str
-    correct: bool | None
+    correct: bool | None  # an Answer (the outcome with the badge) carrying the gold fact
     retrieved: list[str]
     gold: list[str]
     rank: int | None  # 1-based rank of the first gold chunk, None if not retrieved
@@ -42,6 +42,8 @@ class Row:
     timings: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # the whole answer, question to finished record
     first_quote: float | None = None  # question to the first verified quote on the page; None when none was shown
+    outcome: str = "refused"  # answer / related / refused, as the visitor was told
+    gold_shown: bool | None = None  # the gold fact is quoted, in an Answer or in Related passages
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -69,16 +71,16 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
         gold = list(q.get("gold") or [])
         rank = next((i for i, cid in enumerate(retrieved, start=1) if cid in gold), None)
         cited = [c.quote for claim in answer.claims for c in claim.citations]
-        correct = direct = None
+        correct = direct = shown = None
         if q.get("answerable"):
-            correct = answer.state == "answered" and any(_overlap(q["answer_quote"], quote) for quote in cited)
-            direct = answer.state == "answered" and any(_overlap(q["answer_quote"], c.quote)
-                                                         for c in answer.claims[0].citations)
+            shown = answer.state == "answered" and any(_overlap(q["answer_quote"], quote) for quote in cited)
+            correct = shown and answer.outcome == "answer"
+            direct = correct and any(_overlap(q["answer_quote"], c.quote) for c in answer.claims[0].citations)
         rows.append(Row(
             id=q["id"], question=q["question"], kind=q.get("kind", ""), groups=list(q.get("groups") or []),
             answerable=bool(q.get("answerable")), state=answer.state, correct=correct, retrieved=retrieved,
             gold=gold, rank=rank, direct_correct=direct, quoted_chars=sum(len(quote) for quote in cited),
-            timings=dict(answer.timings), seconds=seconds, first_quote=first,
+            timings=dict(answer.timings), seconds=seconds, first_quote=first, outcome=answer.outcome, gold_shown=shown,
             claims=[{"text": c.text, "status": c.status, "citations": [
                 {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
                 for c in answer.claims],
@@ -136,9 +138,18 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
                                           len(citations)),  # re-checked here against the chunk text: must be 1.0
         "attribution_coverage": _share(sum(bool(c.citations) for c in shown), len(shown)),
         "citation_precision_auto": _share(precise, len(citations)),
-        "refusal_accuracy": _share(sum(r.state != "answered" for r in unanswerable), len(unanswerable)),
-        "answer_rate": _share(sum(r.state == "answered" for r in answerable), len(answerable)),
+        # Unanswerable for this viewer and not shown as an Answer: refused, or the closest passages labelled as such.
+        "refusal_accuracy": _share(sum(r.outcome != "answer" for r in unanswerable), len(unanswerable)),
+        "refused_outright": _share(sum(r.outcome == "refused" for r in unanswerable), len(unanswerable)),
+        "answer_rate": _share(sum(r.outcome == "answer" for r in answerable), len(answerable)),
         "answer_correctness": _share(sum(bool(r.correct) for r in answerable), len(answerable)),
+        # Of every Answer (the badge), how many carry the gold fact: an Answer to an unanswerable question is wrong.
+        "answer_precision": _share(sum(bool(r.correct) for r in answerable), sum(r.outcome == "answer" for r in rows)),
+        "related_rate": _share(sum(r.outcome == "related" for r in answerable), len(answerable)),
+        "related_with_gold": _share(sum(bool(r.gold_shown) for r in answerable if r.outcome == "related"),
+                                    sum(r.outcome == "related" for r in answerable)),
+        "gold_shown": _share(sum(bool(r.gold_shown) for r in answerable), len(answerable)),
+        "outcomes": dict(Counter(r.outcome for r in rows)),
         "direct_answer_correctness": _share(sum(bool(r.direct_correct) for r in answerable), len(answerable)),
         "quoted_chars_per_answer_p50": _p([r.quoted_chars for r in rows if r.state == "answered"], 0.5),
         "phantom_rate": _share(phantoms, quotes_total),

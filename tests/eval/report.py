@@ -16,8 +16,11 @@ HEADLINE = [
     ("retrieval_in_answer.mrr", "MRR (first gold section)"),
     ("quote_correctness", "quote correctness (proposed)"), ("shown_quote_correctness", "quote correctness (shown)"),
     ("attribution_coverage", "attribution coverage"),
-    ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy"),
+    ("citation_precision_auto", "citation precision (auto)"), ("refusal_accuracy", "refusal accuracy (never an Answer)"),
+    ("refused_outright", "unanswerable refused outright"),
     ("answer_rate", "answer rate"), ("answer_correctness", "answer correctness"),
+    ("answer_precision", "precision of Answers"), ("related_rate", "related passages rate"),
+    ("related_with_gold", "related passages holding the gold"), ("gold_shown", "gold shown (Answer or Related)"),
     ("direct_answer_correctness", "direct answer correctness"), ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),
     ("followups.in_thread", "follow-ups cite gold, in thread"), ("followups.alone", "follow-ups cite gold, alone"),
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
@@ -43,15 +46,15 @@ def _charts(site: str, report: dict[str, Any]) -> list[tuple[str, str]]:
     charts.append((f"{site}: retrieval recall@k (gold section in the top k)", _png(fig)))
     fig, ax = plt.subplots(figsize=(5, 3))
     names = list(report["generators"])
-    states = ["answered", "unverified", "refused"]
+    states = ["answer", "related", "refused"]
     for offset, name in enumerate(names):
         rows = report["generators"][name]["rows"]
         for group, answerable in (("answerable", True), ("unanswerable", False)):
-            counts = [sum(1 for r in rows if r["answerable"] == answerable and r["state"] == s) for s in states]
+            counts = [sum(1 for r in rows if r["answerable"] == answerable and r.get("outcome") == s) for s in states]
             x = [i + offset * 0.4 + (0.2 if not answerable else 0) for i in range(len(states))]
             ax.bar(x, counts, width=0.2, label=f"{name}: {group}")
     ax.set_xticks(range(len(states)), states), ax.set_ylabel("questions"), ax.legend(fontsize=7)
-    charts.append((f"{site}: answer states for answerable and unanswerable questions", _png(fig)))
+    charts.append((f"{site}: outcomes for answerable and unanswerable questions", _png(fig)))
     plt.close("all")
     return charts
 

@@ -59,4 +59,4 @@ def test_groups_open_restricted_docs_only_for_their_members(capsys, settings, co
 def test_human_output_names_the_state_and_the_answer_id(capsys, settings, content_index):
     code, out, _ = run(capsys, ["What is the capital of France?"], settings, content_index)
     assert code == 0
-    assert out.startswith("[refused]") and "answer id: " in out
+    assert out.startswith("[refused · Not in the docs]") and "answer id: " in out

@@ -43,7 +43,7 @@ def test_a_command_quote_verifies_and_its_link_skips_the_fence_line():
     rset = renumber("How do I create a project?", Viewer.anonymous(), [(hit.chunk, 1.0)])
     result = verify(Draft(False, (DraftClaim((Quote("c1", quote),), quote),)), rset, Viewer.anonymous())
     shown = [c.quote for claim in result.shown for c in claim.citations]
-    assert len(shown) == 1 and quote.startswith(shown[0]) and shown[0].endswith("npm create ferry@latest")
+    assert shown == [quote] and shown[0].endswith("npm create ferry@latest\n```")  # the block whole, fences included
     assert "bash" not in text_fragment(quote) and "latest" in text_fragment(quote)
 
 

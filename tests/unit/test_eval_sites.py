@@ -82,15 +82,18 @@ def _site(correct: float, recall: float, rows: list[dict], threads: list[dict] |
                                              "latency_ms_p95": 2, "leaks": 0}}}
 
 
-def _row(qid: str, answerable: bool, state: str, correct: bool | None) -> dict:
+def _row(qid: str, answerable: bool, state: str, correct: bool | None, outcome: str = "") -> dict:
+    outcome = outcome or ("answer" if state == "answered" else "refused")
     return {"id": qid, "question": f"question {qid}?", "kind": "fact" if answerable else "unanswerable",
-            "groups": [], "answerable": answerable, "state": state, "correct": correct, "gold": ["doc:a#b"] if answerable else [],
+            "groups": [], "answerable": answerable, "state": state, "correct": correct, "outcome": outcome,
+            "gold_shown": correct, "gold": ["doc:a#b"] if answerable else [],
             "rank": 1, "claims": [{"text": "t", "status": "supported", "citations": [{"quote": "the quote given"}]}]}
 
 
 def test_the_report_puts_the_sets_in_one_table_with_the_gap_to_the_tuned_set_and_lists_each_miss():
     rows = [_row("a1", True, "answered", True), _row("a2", True, "answered", False), _row("a3", True, "refused", False),
-            _row("u1", False, "answered", None), _row("u2", False, "refused", None)]
+            _row("u1", False, "answered", None), _row("u2", False, "refused", None),
+            _row("r1", True, "answered", True, "related"), _row("u3", False, "answered", None, "related")]
     thread = {"id": "t1", "turns": ["first?", "and then?"], "searched": "first, then?", "gold": ["doc:x"],
               "in_thread_state": "refused", "in_thread_cited": [], "in_thread_correct": False, "alone_state": "refused",
               "alone_cited": [], "alone_correct": False}
@@ -101,8 +104,9 @@ def test_the_report_puts_the_sets_in_one_table_with_the_gap_to_the_tuned_set_and
     assert table["extractive"]["gap_to_tuned"]["starlight"]["followups.in_thread"] is None
     missed = failures(sites["starlight"])
     assert [(f["id"], f["why"]) for f in missed] == [
-        ("a2", "answered without the gold fact"), ("a3", "not answered (refused)"),
-        ("u1", "answered a question the docs do not answer"),
+        ("a2", "an Answer without the gold fact"), ("a3", "not answered (refused)"),
+        ("u1", "an Answer to a question the docs do not answer"),
+        ("r1", "the gold fact only among Related passages"),
         ("t1", "the follow-up, asked in its thread, cites no gold section")]
     assert missed[0]["quotes"] == ["the quote given"] and missed[0]["gold"] == ["doc:a#b"]  # baselines are not listed
     report = {"sites": sites, "skipped": ["the cypress-docs corpus is not at /x; set CYPRESS_DOCS to its folder"],

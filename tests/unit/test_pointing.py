@@ -17,7 +17,8 @@ from tests.fakes import LIMITS, REFUNDS, make_chunk
 ANON = Viewer.anonymous()
 HOW_TO = make_chunk("start", "create", (
     "Create a project with the following command:\n\n```bash\nnpm create ferry@latest\n```\n\n"
-    "The wizard asks for a name. It then installs the SDK.\n\n```bash\npip install ferrydeck\n```\n\n"
+    "```bash\npip install ferrydeck\n```\n\n"
+    "The wizard asks for a name. It then installs the SDK.\n\n```bash\nferry sdk install\n```\n\n"
     "Plan | Requests per second\n--- | ---\nStarter | 50\nScale | 500"), title="Start", heading="Create a project")
 
 
@@ -47,6 +48,8 @@ def test_a_sentence_announcing_a_command_quotes_the_command_and_a_bare_code_bloc
     texts = [p.text for p in refs.values()]
     assert "Create a project with the following command:\n\n```bash\nnpm create ferry@latest\n```" in texts
     assert "```bash\npip install ferrydeck\n```" in texts  # no sentence announces it: the block alone
+    # A sentence ending its paragraph with a period right before a block carries the command too.
+    assert "It then installs the SDK.\n\n```bash\nferry sdk install\n```" in texts
     assert not any(t.startswith("```bash\nnpm create") for t in texts)  # announced: quoted with its sentence only
     assert "Starter | 50" in texts and "Plan | Requests per second" not in texts  # rows, never the header
 
