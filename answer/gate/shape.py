@@ -23,6 +23,10 @@ _CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|re
 # "The command will fail if `undefined` is returned" answers "why does it fail?": a failure and its condition.
 _FAILS_WHEN = re.compile(r"\b(?:fail(?:s|ed)?|errors?|throws?|time[sd]? out|breaks?)\b[^.;:]{0,60}?\b(?:if|when|unless)\b",
                          re.IGNORECASE)
+# "If not specified, the port is 4321." states the default without the word: what happens when nothing is given.
+_STATES_DEFAULT = re.compile(r"\bdefaults?\b|\bif (?:not|none is|no \w+ is|omitted|unset|left (?:out|empty|blank))\b|"
+                             r"\bwhen (?:not (?:set|specified|given|provided)|omitted|unset)\b|\bfalls? back (?:to|on)\b|"
+                             r"\b(?:unless|until) (?:you|it is) (?:set|specif|pass|configur|overrid)\w*", re.IGNORECASE)
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
 # "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
 _ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
@@ -45,7 +49,7 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", he
     if kind == QUANTITY:
         return 1 if states_quantity(text) else -1
     if kind == DEFAULT:
-        return 1 if any("default" in part.lower() for part in (text, header, heading)) else 0
+        return 1 if _STATES_DEFAULT.search(text) or any("default" in part.lower() for part in (header, heading)) else 0
     if kind == HOWTO:
         return 1 if item else 0
     if kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
