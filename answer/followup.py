@@ -150,6 +150,11 @@ _LEAD = re.compile(
 _VERB_LEAD = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)|can|could|should|may|do|does)\s+(?:i|we|you|one)\b", re.IGNORECASE)
 _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|"
                          r"^\s*and\s+(?P<prep>for|in|on|with|to|from|under|inside)\s+(?P<rest2>.+?)\s*\??\s*$", re.IGNORECASE)
+# "Is that also true on Netlify?", "Does it work with Netlify as well?", "Does that apply to the Growth plan too?":
+# the earlier question asked again of the thing the trailing phrase names.
+_AGAIN_OF = re.compile(r"\b(?:on|for|in|with|to|from|under|using|at|via)\s+(?P<part>[^?]+?)"
+                       r"(?:\s+(?:too|also|as\s+well|either|instead))?\s*\??\s*$", re.IGNORECASE)
+_LEADING_PREPOSITION = re.compile(r"^(?P<prep>for|in|on|with|to|from|under|inside|at|via|using)\s+", re.IGNORECASE)
 _DETERMINERS = re.compile(r"^(?:(?:my|our|your|their|its|the|a|an|this|that|these|those)\s+)+", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+#-]*(?<![.])")
 _DO_THAT = re.compile(r"\bdo\s+(?:that|this|it|so)\b", re.IGNORECASE)
@@ -195,7 +200,16 @@ def carry_subject(question: str, previous: str) -> str:
         if not extra:
             return previous
         preposition = (about.group("prep") or "for").lower()
-        return swap_part(previous, extra) or f"{previous.strip().rstrip('?')} {preposition} {extra}?"
+        led = _LEADING_PREPOSITION.match(extra)  # "What about in MDX pages?": the phrase brings its own preposition
+        if led:
+            preposition, extra = led.group("prep").lower(), extra[led.end():]
+        return (swap_part(previous, extra) or (swap_object(previous, preposition, extra) if led else None)
+                or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
+    again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
+    if again:
+        swapped = swap_part(previous, again.group("part"))
+        if swapped:
+            return swapped
     if is_action and _DO_THAT.search(question):
         return _DO_THAT.sub(topic, question, count=1)
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
@@ -234,6 +248,19 @@ def swap_part(previous: str, replacement: str) -> str | None:
         if names:
             return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
     return None
+
+
+def swap_object(previous: str, preposition: str, replacement: str) -> str | None:
+    """The previous question with what its last `preposition` governs replaced, when that phrase ends it.
+
+    "What about with yarn?" after "How do I start the dev server with npm?" asks of yarn what was asked of
+    npm: the phrase after the same preposition is the part replaced ("… with yarn?", not "… with npm with yarn?").
+    """
+    base = previous.strip().rstrip("?!. ").rstrip()
+    found = list(re.finditer(rf"\b{re.escape(preposition)}\s+", base, re.IGNORECASE))
+    if not found or len(base[found[-1].end():].split()) > 4:
+        return None  # no such phrase, or it runs on past a short object: not the part this follow-up replaces
+    return f"{base[: found[-1].end()]}{replacement}?"
 
 
 class CarrySubject:

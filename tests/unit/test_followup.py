@@ -100,10 +100,6 @@ def test_an_llm_condenses_the_thread_and_falls_back_to_the_offline_rule_on_failu
      "Why (paid for a whole year up front. Can I still get money back a few weeks later)?"),
     ("How often do I need to log in again with the ferry CLI?", "Why?",
      "Why (often do I need to log in again with the ferry CLI)?"),
-    ("What's the default variant of an Aside?", "What about for badges?",
-     "What's the default variant of an Aside for for badges?"),
-    ("How do I start the local dev server with npm?", "What about with yarn?",
-     "How do I start the local dev server with npm for with yarn?"),
 ])
 def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_not_shown(previous, question, broken):
     result = rewrite(question, [Turn(previous, previous)])
@@ -135,3 +131,17 @@ def test_a_question_that_reads_as_one_is_shown(readable):
 def test_a_question_typed_as_is_is_never_shown_as_searched_for_even_when_it_reads_badly():
     assert not Rewrite("how do i do do this", "how do i do do this").shown  # not rewritten: nothing to show
     assert not reads_as_question("Tell me about webhooks.") and not reads_as_question("webhooks")
+
+
+@pytest.mark.parametrize(("previous", "question", "standalone"), [
+    ("What's the default variant of an Aside?", "What about for badges?", "What's the default variant of an Aside for badges?"),
+    ("How do I start the local dev server with npm?", "What about with yarn?", "How do I start the local dev server with yarn?"),
+    ("Can I use server islands on Vercel?", "Is that also true on Netlify?", "Can I use server islands on Netlify?"),
+    ("Does the Starter plan include SSO?", "Does that apply to the Growth plan too?", "Does the Growth plan include SSO?"),
+    ("How do I deploy to Vercel?", "Does it work with Netlify as well?", "How do I deploy to Netlify?"),
+    ("How do I add a sidebar to my docs?", "What about in MDX pages?", "How do I add a sidebar to my docs in MDX pages?"),
+])
+def test_an_elliptical_follow_up_asks_the_earlier_question_of_the_part_it_names(previous, question, standalone):
+    """The earlier question with its part replaced, never both parts side by side ("… on Vercel … on Netlify")."""
+    result = rewrite(question, [Turn(previous, previous)])
+    assert result.question == standalone and result.shown
