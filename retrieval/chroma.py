@@ -178,6 +178,7 @@ class ChromaIndex:
             dimension=int(meta["dimension"]),
             format=int(meta["format"]),
             site=meta.get("site", ""),
+            site_name=meta.get("site_name", ""),
         )
 
     def _pointer(self) -> Any:
@@ -293,6 +294,7 @@ class ChromaIndex:
             "dimension": manifest.dimension,
             "format": manifest.format,
             "site": manifest.site,
+            "site_name": manifest.site_name,
             "generation": generation,
             "follows": generation_token(str(old_name or ""), str(old_meta.get("generation", "")), old_log),
         } | log.metadata()

@@ -15,6 +15,10 @@ class IndexMismatchError(RetrievalError):
     """The index was built by a different embedder or format than the one asked to read it."""
 
 
+class SiteMismatchError(IndexMismatchError):
+    """The index holds another site than the content folder asked to sync into it."""
+
+
 class StoreUnavailableError(RetrievalError):
     """The vector store cannot be reached (e.g. the Chroma server is down)."""
 

@@ -41,12 +41,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ingest.corpus import Corpus
 from ingest.documents import Chunk
 from ingest.errors import PageError
 from ingest.ids import doc_id
+from ingest.site import SiteConfig
 
 from .embedder import Embedder
 from .errors import IndexMismatchError
@@ -161,10 +163,12 @@ def sync_index(
     started = time.perf_counter()
     report = IndexReport(full_rebuild=full)
     current = store.manifest()
+    site_name = site_identity(corpus.root, corpus.site)
     if current is not None and not full:
         current.check_embedder(embedder.id)
+        current.check_site(site_name)  # before anything is deleted
     dimension = current.dimension if current is not None and not full else embedder.dimension
-    manifest = Manifest(embedder=embedder.id, dimension=dimension, site=corpus.site.fingerprint)
+    manifest = Manifest(embedder=embedder.id, dimension=dimension, site=corpus.site.fingerprint, site_name=site_name)
     previous = (known.read(store) if known is not None else _stored(store)) if current is not None else {}
     failed_sources = {failure.source for failure in corpus.failures}
     kept_chunks = _kept_for_failed(previous, corpus.failures)
@@ -222,6 +226,14 @@ def sync_index(
     report.chunks_total = store.count()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def site_identity(root: Path, site: SiteConfig) -> str:
+    """Which site a content folder is: the name its site.toml gives, else the folder's own name.
+
+    Not its path: replicas on several machines hold the same site at different paths and share one index.
+    """
+    return site.name if site.fingerprint else root.resolve().name
 
 
 def embed_and_write(chunks: Sequence[Chunk], embedder: Embedder, writer: StoreWriter, manifest: Manifest,

@@ -20,7 +20,7 @@ from typing import Any
 
 from ingest.documents import GROUP_RULE, PUBLIC, Chunk, SourceSpan, is_group_name
 
-from .errors import IndexMismatchError, QueryError
+from .errors import IndexMismatchError, QueryError, SiteMismatchError
 
 INDEX_FORMAT = 1  # rows stamped with `changed` read the same way: an index written before stamps is listed whole once
 # Named groups a reader may be in, besides `public` (so a query has at most MAX_GROUPS + 1 clauses).
@@ -42,7 +42,20 @@ class Manifest:
     embedder: str
     dimension: int
     format: int = INDEX_FORMAT
-    site: str = ""
+    site: str = ""  # hash of the site.toml that built it
+    site_name: str = ""  # which site it holds (`site_identity`); "" for an index built before it was recorded
+
+    def check_site(self, site_name: str) -> None:
+        """Raise when this index holds another site: syncing it to this folder would delete every page of the other.
+
+        An index belongs to one site. Pointing a server or an ingest at another content folder with the same
+        DATA_DIR used to replace one site's index with the other's and leave past answers citing deleted pages.
+        """
+        if self.site_name and site_name and self.site_name != site_name:
+            raise SiteMismatchError(
+                f"this index holds the site {self.site_name!r}, not {site_name!r}: give this content folder its own "
+                "DATA_DIR (or CHROMA_URL), or replace the index on purpose with `make ingest FULL=1`"
+            )
 
     def check_embedder(self, embedder: str) -> None:
         """Raise when this index was built by another embedder (needs no model load: ids only)."""

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from answer.errors import AuditDamagedError, AuditError, AuditUnreachableError
-from retrieval.errors import IndexDamagedError, IndexMismatchError, QueryError, StoreUnavailableError
+from retrieval.errors import IndexDamagedError, IndexMismatchError, QueryError, SiteMismatchError, StoreUnavailableError
 
 from .identity import IdentityError
 from .questions import QuestionError
@@ -32,6 +32,8 @@ FIX_INDEX_DAMAGED = ("Stop the server and run `make ingest FULL=1`: it moves the
                      "renamed with the time, and rebuilds it from the content folder; then start the server again.")
 FIX_INDEX_DOWN = "Check that Chroma (CHROMA_URL, or DATA_DIR/chroma when embedded) is running and reachable."
 FIX_INDEX_MISMATCH = "Run `make ingest FULL=1` to rebuild the index with the configured embedding model."
+FIX_SITE_MISMATCH = ("Serve each site with its own DATA_DIR (or CHROMA_URL), e.g. `CONTENT_DIR=docs DATA_DIR=.data-docs "
+                     "make serve`; to replace this index with the other site on purpose, run `make ingest FULL=1`.")
 FIX_LOG_DAMAGED = ("Restart the server: it moves the damaged file (DATA_DIR/answers.sqlite3) aside, renamed with the "
                    "time, and starts a fresh log. Or stop the server and move the file aside yourself.")
 FIX_LOG_UNAVAILABLE = ("Check that DATA_DIR is writable and that no other process holds DATA_DIR/answers.sqlite3 locked "
@@ -71,6 +73,8 @@ def fix_for(exc: Exception) -> str:
     """What the operator does about a failing store: for the health check, the staff pages and a refused start."""
     if isinstance(exc, IndexDamagedError):
         return FIX_INDEX_DAMAGED
+    if isinstance(exc, SiteMismatchError):
+        return FIX_SITE_MISMATCH
     if isinstance(exc, IndexMismatchError):
         return FIX_INDEX_MISMATCH
     if isinstance(exc, StoreUnavailableError):

@@ -174,3 +174,24 @@ def test_a_second_run_with_no_change_reports_every_page_unchanged_and_nothing_ad
     again = run_cli(str(site), data_dir=data_dir)
     assert again.returncode == 0, again.stderr
     assert "pages: 0 added, 0 changed, 6 unchanged, 0 removed, 0 failed" in again.stdout, again.stdout
+
+
+def test_an_index_of_one_site_is_never_synced_to_another_site_s_folder(tmp_path, data_dir):
+    """`CONTENT_DIR=docs make serve` beside the demo's DATA_DIR used to delete every demo page from the index."""
+    first = write_site(tmp_path / "demo")
+    built = run_cli(str(first), "--json", data_dir=data_dir)
+    assert built.returncode == 0, built.stderr
+    chunks = json.loads(built.stdout)["chunks_embedded"]
+    other = write_site(tmp_path / "handbook", {"index.mdx": "# Handbook\n\nThe handbook explains the team's rituals.\n"})
+    edit(other / "site.toml", 'name = "Ferrydeck Docs"', 'name = "Team handbook"')
+
+    refused = run_cli(str(other), data_dir=data_dir)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "holds the site 'Ferrydeck Docs', not 'Team handbook'" in refused.stderr
+    assert "DATA_DIR" in refused.stderr and "FULL=1" in refused.stderr
+    assert ChromaStore(path=str(data_dir / "chroma")).count() == chunks  # nothing deleted
+
+    replaced = run_cli(str(other), "--full", "--json", data_dir=data_dir)  # on purpose: the other site replaces it
+    assert replaced.returncode == 0, replaced.stderr
+    again = run_cli(str(first), data_dir=data_dir)
+    assert again.returncode == 2 and "holds the site 'Team handbook', not 'Ferrydeck Docs'" in again.stderr

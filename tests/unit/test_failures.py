@@ -72,3 +72,11 @@ def test_a_bad_question_is_a_400_everywhere_and_the_stream_offers_no_retry():
     streamed = app.get("/ask/stream", params={"question": "   "})
     done = streamed.text.rsplit("event: done", 1)[1]
     assert api.json()["error"] in done and 'class="retry"' not in done
+
+
+def test_a_server_pointed_at_another_site_s_index_is_told_to_use_its_own_data_dir():
+    from retrieval.errors import SiteMismatchError
+    from web.failures import fix_for
+
+    fix = fix_for(SiteMismatchError("this index holds the site 'A', not 'B'"))
+    assert "DATA_DIR" in fix and "FULL=1" in fix and "embedding model" not in fix
