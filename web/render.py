@@ -276,6 +276,22 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
     )
 
 
+SHORT_CHARS = 120  # a question shown as a label or a link's text: the whole of it stays one click away
+
+
+def short(text: str, limit: int = SHORT_CHARS, mark: str = "…") -> str:
+    """`text` cut at the last word boundary before `limit` characters, ending in `mark` when it was cut.
+
+    A 929-character question pasted into the chat is a heading of the gap report and the text of a refusal's
+    "Search the docs for …" link: both must stay a line or two, the whole question being on its own page.
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:.") + mark
+
+
 def inline_code(text: str) -> Markup:
     """Escape text and show `backticked` spans as code, as the docs render them."""
     parts = str(text).split("`")

@@ -389,3 +389,22 @@ def test_a_chip_and_its_source_name_the_section_the_quote_resolved_to_not_the_re
     assert "Old heading" not in cite.heading_path and "Refund windows" in cite.heading_path
     [source] = render.sources([Claim("x", "supported", (recorded,))], rset, SiteConfig())
     assert source.title == "Refunds and credits" and "Old heading" not in source.heading_path
+
+
+def test_a_very_long_refused_question_is_offered_to_the_site_search_shortened(tmp_path):
+    """A 929-character question made the refusal's "Search the docs for …" link a paragraph long."""
+    app = client(draft(refused=True), tmp_path=tmp_path)
+    question = "Can refunds be raised " + "after the customer already disputed the charge with their bank " * 14 + "?"
+    page = app.post("/ask", data={"question": question}).text
+    link = page.split("Search the docs for “", 1)[1].split("”", 1)[0]
+    assert link.endswith("…") and len(link) <= 121 and link.startswith("Can refunds be raised")
+    href = page.split('class="search-link" href="', 1)[1].split('"', 1)[0]
+    assert len(href) < 300 and "%E2%80%A6" not in href  # the query is cut too, without the ellipsis
+
+
+def test_short_keeps_a_short_text_and_cuts_a_long_one_at_a_word():
+    from web.render import short
+
+    assert short("How do refunds work?") == "How do refunds work?"
+    cut = short("word " * 40, limit=22)
+    assert cut == "word word word word…"
