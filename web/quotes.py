@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ LinkCheck = Callable[[str], bool]
 TEXT, ITEM, HEADING, ROW, CODE, FENCE, BLANK = "text", "item", "heading", "row", "code", "fence", "blank"
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _MARKER = re.compile(r"^\s*(?:(?P<heading>#{1,6})|(?P<item>[-*+]|\d{1,3}[.)])|(?P<quote>>))(?:\s+|$)")
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,20}")  # a fence's language as a class name: nothing else reaches HTML
 _SEPARATOR_CELL = re.compile(r"^[\s:|-]*$")
 # Spans a cut must not fall inside: a code span, a link, strong/emphasis/strikethrough.
 _ATOMIC = re.compile(r"(`+)(?:(?!\1).)+?\1|!?\[[^\]\n]*\]\([^)\n]*\)|\*\*[^*\n]+?\*\*|__[^_\n]+?__|~~[^~\n]+?~~"
@@ -114,12 +116,23 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
     parts: list[str] = []
     rows: list[list[str]] = []
     code: list[str] = []  # consecutive lines of a code block the quote includes (a command it introduces)
-    for line in _overlapping(lines(text), start, end):
+    language = ""  # of the block being read: its opening fence names it, even when the quote starts below that
+    for line in lines(text):
+        if line.start >= end:
+            break
+        if line.kind == FENCE:
+            if code:  # a closing fence: the block the quote holds ends here
+                parts.append(_code(code, language))
+                code = []
+            opening = _FENCE.match(text[line.start:line.end])
+            language = text[line.start:line.end][opening.end():].strip().split(" ")[0] if opening else ""
+        if line.end <= start:
+            continue
         if line.kind == CODE:
-            code.append(html.escape(text[max(start, line.body):min(end, line.end)]))
+            code.append(text[max(start, line.body):min(end, line.end)])
             continue
         if code and line.kind != BLANK:
-            parts.append(_code(code))
+            parts.append(_code(code, language))
             code = []
         if line.kind == ROW:
             rows.append([render_inline(text[a:b], span=(start - a, end - a), clip=True, link=link)
@@ -134,15 +147,22 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
             if shown.strip():
                 parts.append(shown)
     if code:
-        parts.append(_code(code))
+        parts.append(_code(code, language))
     if rows:
         parts.append(_table(rows, header, link))
     return Markup("<br>".join(p for p in parts if p))
 
 
-def _code(escaped: list[str]) -> str:
-    """Quoted lines of a code block as the page shows them: one preformatted block, line breaks kept."""
-    return '<pre class="quote-code"><code>' + "\n".join(escaped) + "</code></pre>"
+def _code(code: list[str], language: str = "") -> str:
+    """Quoted lines of a code block as the page shows them: one preformatted block, line breaks kept.
+
+    Lines are dedented together (a block inside a list item is indented in the source, not on the page), and
+    the fence's language names the block, as the docs page does.
+    """
+    body = html.escape(textwrap.dedent("\n".join(code)))
+    if not _LANGUAGE.fullmatch(language):
+        return f'<pre class="quote-code"><code>{body}</code></pre>'
+    return f'<pre class="quote-code" data-lang="{language}"><code class="language-{language}">{body}</code></pre>'
 
 
 def _table(rows: list[list[str]], header: str, link: LinkCheck | None) -> str:

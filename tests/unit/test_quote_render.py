@@ -255,3 +255,20 @@ def test_refusal_wording_with_and_without_retrieved_sections():
         if chunks:
             assert links[0] == REFUNDS.url and "Refunds › Refund windows" in turn
         assert any(h.startswith("/docs/search?q=") for h in links)
+
+
+def test_a_quoted_code_block_keeps_its_language_and_loses_the_list_item_indent():
+    """"…terminal: ```shell npm run dev" came out on one line as prose; a block in a list item kept its indent."""
+    text = "1. Start the dev server in your terminal:\n\n   ```shell\n   npm run dev\n   ```\n\n2. Open the page."
+    start, end = text.index("Start"), text.index("```\n\n2.") + 3
+    shown = str(quote_html(text, start, end))
+    assert shown == ('Start the dev server in your terminal:<br><pre class="quote-code" data-lang="shell">'
+                     '<code class="language-shell">npm run dev</code></pre>')
+    inside = text.index("npm")  # a quote starting inside the block still names its language
+    assert 'data-lang="shell"' in str(quote_html(text, inside, inside + len("npm run dev")))
+
+
+def test_a_fence_info_string_never_reaches_the_page_as_markup():
+    text = 'Run this:\n\n```"><img src=x onerror=alert(1)>\nferry deploy\n```'
+    shown = str(quote_html(text, 0, len(text)))
+    assert "<img" not in shown and "data-lang" not in shown and "ferry deploy" in shown
