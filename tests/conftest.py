@@ -77,7 +77,7 @@ def postgres_cluster(tmp_path_factory):
     except ImportError as exc:
         require(False, f"psycopg is not installed ({exc}): pip install -c constraints.txt 'psycopg[binary]' psycopg-pool")
     found = binaries()
-    require(found is not None, "PostgreSQL's initdb and pg_ctl are not on PATH nor under /usr/lib/postgresql/*/bin "
+    require(found is not None, "PostgreSQL's initdb and postgres are not on PATH nor under /usr/lib/postgresql/*/bin "
                                "(apt-get install postgresql)")
     assert found is not None
     cluster = PostgresCluster(found)
