@@ -5,6 +5,13 @@ that leaves the page's access in doubt fails the page rather than publishing
 what was meant to be restricted: YAML that does not parse, a repeated key
 (PyYAML would silently keep the last one), a key that looks like a misspelled
 `access`, or an `access` value that is not a list of group names.
+
+So does a block the site generator would not read as front matter at all:
+one that does not start on the first line (a blank line, an `import`, a
+comment before it), TOML between `+++` fences, a second block after the
+first. Published as they are, its `access: [staff]` would be body text and
+the page public. And a page its own front matter keeps off the site (`draft`,
+`private`, `restricted`) is never published here either.
 """
 
 from __future__ import annotations
@@ -21,6 +28,16 @@ from .errors import PageError
 
 ACCESS = "access"
 _FENCE = re.compile(r"^-{3,}\s*$")  # python-frontmatter's own boundary: what opens a block there opens it here
+# What may stand before a block that was meant as front matter without hiding it from the reader of the file:
+# blank lines, imports and exports, and comments (MDX, HTML, Markdown link-reference style).
+_IMPORT = re.compile(r"^\s*(?:import|export)\b")
+_ONE_LINE_COMMENT = re.compile(r"^\s*(?:\{/\*.*\*/\}|<!--.*-->|\[//\]:\s*#.*)\s*$")
+_OPENS_COMMENT = {"{/*": "*/}", "<!--": "-->"}
+# A fence of front matter in any form a generator might have been meant to read: `---`, `---yaml`, `+++`.
+_ANY_FENCE = re.compile(r"^\s*(?:-{3,}[a-z]*|\+{3,})\s*$")
+_KEY_LINE = re.compile(r"^\s*[\w-]+\s*[:=]")  # `access: [staff]` or TOML's `access = ["staff"]`
+# Keys that keep a page off the site when set: such a page is never published here.
+UNPUBLISHED = ("draft", "private", "restricted")
 # A key this many single-character edits (insert, delete, replace, swap neighbours) or fewer from `access`,
 # ignoring case, blanks, `-` and `_`, is read as an attempted restriction: `Access`, `acess`, `accesss`, `axcess`.
 MAX_ACCESS_EDITS = 2
@@ -73,7 +90,11 @@ def front_matter(text: str, source: str) -> FrontMatter:
     block is then loaded here, strictly. A block that is opened but never closed by a dash fence — a YAML
     `...` end marker included, which the generators do not read as one — fails the page, never reads as none.
     """
-    if not _FENCE.match(text.split("\n", 1)[0]):
+    lines = text.split("\n")
+    if not _FENCE.match(lines[0]):
+        displaced = _displaced_block(lines, 0)
+        if displaced is not None:
+            raise PageError(source, displaced + 1, _not_front_matter(lines[displaced], displaced == 0))
         return FrontMatter()
     try:
         block, _ = YAMLHandler().split(text)
@@ -83,7 +104,58 @@ def front_matter(text: str, source: str) -> FrontMatter:
     value, key_lines = _load(inner, source)
     if not isinstance(value, (dict, type(None))):
         raise PageError(source, 2, f"front matter must be a YAML mapping, got {type(value).__name__}")
-    return FrontMatter(dict(value or {}), (inner.count("\n") + 1 if inner else 0) + 2, key_lines)
+    size = (inner.count("\n") + 1 if inner else 0) + 2
+    second = _displaced_block(lines, size)
+    if second is not None:
+        raise PageError(source, second + 1, "a second front matter block after the first is read as body text: "
+                                            "merge its keys into the first block")
+    return FrontMatter(dict(value or {}), size, key_lines)
+
+
+def _displaced_block(lines: list[str], start: int) -> int | None:
+    """The 0-based line of a front matter block that starts after `start` behind blanks, imports or comments.
+
+    Only a fence followed by a `key:` line counts: a thematic break (`---`) after an import, followed by prose,
+    is body text as written.
+    """
+    i = start
+    while i < len(lines):
+        line = lines[i].lstrip("\ufeff")
+        stripped = line.strip()
+        if not stripped or _ONE_LINE_COMMENT.match(line):
+            i += 1
+        elif _IMPORT.match(line):
+            i = _end_of_statement(lines, i) + 1
+        elif stripped[:4] in _OPENS_COMMENT or stripped[:3] in _OPENS_COMMENT:
+            closing = _OPENS_COMMENT["{/*" if stripped.startswith("{/*") else "<!--"]
+            while i < len(lines) and closing not in lines[i]:
+                i += 1
+            i += 1
+        else:
+            break
+    if i >= len(lines) or not _ANY_FENCE.match(lines[i].lstrip("\ufeff")):
+        return None
+    following = next((line for line in lines[i + 1:] if line.strip()), "")
+    return i if _KEY_LINE.match(following) else None
+
+
+def _end_of_statement(lines: list[str], i: int) -> int:
+    """The last line of the import or export starting at line `i` (one spread over lines ends at its `from`)."""
+    j = i
+    while j < len(lines) and "{" in lines[i] and "}" not in lines[j] and j - i < 50:
+        j += 1
+    return j
+
+
+def _not_front_matter(line: str, first: bool) -> str:
+    """Why a block the author meant as front matter is not read as one, and the fix."""
+    if line.strip().startswith("+"):
+        return "TOML front matter (+++) is not read: write YAML between '---' lines on the first line of the file"
+    if first and not _FENCE.match(line):
+        return ("front matter must open with '---' alone at the start of the first line "
+                f"(this one is {line.strip()!r}): as written, the site shows it as body text")
+    return ("front matter must start on the first line of the file: anything before '---' (a blank line, an import, "
+            "a comment) makes the site read the block as body text; move it to the top")
 
 
 def _load(block: str, source: str) -> tuple[Any, dict[str, int]]:
@@ -127,6 +199,11 @@ def page_access(fm: FrontMatter, source: str) -> tuple[str, ...]:
             raise PageError(source, fm.line_of(key),
                             f"front matter key {key!r} looks like a misspelled {ACCESS!r}: write exactly "
                             f"{ACCESS!r} to restrict the page, or rename the key if it is not a restriction")
+    for key in UNPUBLISHED:
+        if fm.meta.get(key) not in (None, False):
+            raise PageError(source, fm.line_of(key),
+                            f"front matter {key!r} is set ({fm.meta[key]!r}): the site does not publish this page, so "
+                            f"it is not indexed; to restrict a page instead, write {ACCESS}: [group]")
     value = fm.meta.get(ACCESS, PUBLIC)
     groups = [value] if isinstance(value, str) else value
     if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g.strip(" \t") for g in groups):
