@@ -193,8 +193,10 @@ async def docs(request: Request) -> Response:
     corpus = state.services.corpus
     slug = request.path_params.get("path", "").strip("/") or "index"
     page = corpus.page(slug)
-    if page is None or not state.viewer(request).may_read(page.access):
-        raise HTTPException(404, f"no page at /docs/{slug}")
+    access = await asyncio.to_thread(state.services.page_access, slug) if page is not None else None
+    viewer = state.viewer(request)
+    if page is None or access is None or not viewer.may_read(page.access) or not viewer.may_read(access):
+        raise HTTPException(404, f"no page at /docs/{slug}")  # by the index and by the file: the stricter wins
     body = render_html(page, link_base=viewer_link_base(corpus.site.base_url))
     return state.page(request, "doc.html", {"page": page, "body": body})
 
@@ -202,7 +204,8 @@ async def docs(request: Request) -> Response:
 async def docs_search(request: Request) -> Response:
     state = state_of(request)
     query = " ".join(str(request.query_params.get("q", "")).split())[:200]
-    results = search_docs(state.services.chunks, query, state.viewer(request)) if query else []
+    chunks = await asyncio.to_thread(lambda: state.services.chunks) if query else []
+    results = search_docs(chunks, query, state.viewer(request)) if query else []
     return state.page(request, "search.html", {"query": query, "results": results})
 
 

@@ -26,6 +26,7 @@ from answer.services import Components, components_for, open_audit
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
+from ingest.ids import doc_id
 from retrieval import heap
 from retrieval.errors import IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
@@ -33,6 +34,7 @@ from retrieval.indexer import IndexReport, KnownRows
 from retrieval.protocols import StoreReader
 from retrieval.snapshot import IndexSnapshot
 from retrieval.store import ChromaStore
+from retrieval.table import ChunkTable
 from retrieval.viewer import Viewer
 
 from .settings import Settings
@@ -58,6 +60,7 @@ class Services:
         self._chroma_store = index  # the index this server may also write: the one given, or the one it opens
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
+        self._page_access: tuple[ChunkTable | None, dict[str, tuple[str, ...]]] = (None, {})
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
@@ -282,13 +285,50 @@ class Services:
 
     @property
     def chunks(self) -> list[Chunk]:
+        """The sections the docs search runs over: as the shared index holds them, access included.
+
+        Not this replica's own parse: after another replica publishes a restriction, the index has it at
+        once, while this content folder may still say the page is public. Without an index of its own (a
+        fake in tests) the parse stands in.
+        """
+        snapshot = self._served()
+        if snapshot is not None:
+            return list(snapshot.table().chunks)
         corpus = self.corpus  # may reload, which drops the cached chunks
         if self._chunks is None:
             self._chunks = corpus.chunks()
         return self._chunks
+
+    def page_access(self, slug: str) -> tuple[str, ...] | None:
+        """Who may read the page at `slug` as the shared index says (None: the index holds no section of it).
+
+        The viewer renders the local file but asks the index who may read it, as answers do: a page another
+        replica restricted, deleted or withheld is not shown from this replica's stale copy. Every section of
+        the page must be readable, so the strictest section's groups decide. Without an index of its own (a
+        fake in tests) the parse stands in.
+        """
+        snapshot = self._served()
+        if snapshot is None:
+            page = self.corpus.page(slug)
+            return page.access if page is not None else None
+        table = snapshot.table()
+        held, by_page = self._page_access
+        if held is not table:  # one pass per served table, not per page view
+            by_page = _access_by_page(table)
+            self._page_access = (table, by_page)
+        return by_page.get(doc_id(slug))
 
     def suggestions(self) -> list[str]:
         """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
         found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
                  if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
         return found[:MAX_SUGGESTIONS]
+
+
+def _access_by_page(table: ChunkTable) -> dict[str, tuple[str, ...]]:
+    """Each page's readers in one served table: the groups every one of its sections allows (kept per table)."""
+    found: dict[str, set[str]] = {}
+    for chunk in table.chunks:
+        groups = found.get(chunk.doc_id)
+        found[chunk.doc_id] = set(chunk.access) if groups is None else groups & set(chunk.access)
+    return {page: tuple(sorted(groups)) for page, groups in found.items()}

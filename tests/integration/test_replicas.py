@@ -127,3 +127,38 @@ def test_an_ingest_from_a_machine_without_a_server_is_served_by_every_replica_wi
             for poller in pollers:
                 poller.join(timeout=180)
         assert failures == []
+
+
+def test_a_restriction_published_from_one_replica_reaches_the_viewer_and_search_of_another(tmp_path, model_dir):
+    """Replicas with their own CONTENT_DIR: the one that did not publish kept serving the page from its own copy.
+
+    Its docs viewer and /docs/search read that copy's front matter, re-read only when the index's generation
+    moved, and the copy still said "public". They must follow the shared index's access, as answers do.
+    """
+    first, second = write_site(tmp_path / "site-a"), write_site(tmp_path / "site-b")
+    with chroma_server(tmp_path / "chroma") as chroma_url, ExitStack() as stack:
+        envs, urls = [], []
+        for name, site in (("a", first), ("b", second)):
+            data = tmp_path / f"replica-{name}"
+            link_models(data, model_dir)
+            envs.append(environment(site, data, chroma_url=chroma_url))
+            log = stack.enter_context((tmp_path / f"replica-{name}.log").open("wb"))
+            urls.append(stack.enter_context(supervised_web(launch_web(envs[-1], log), envs[-1],
+                                                           tmp_path / f"replica-{name}.log", startup=300)))
+        page, search = "/docs/billing/refunds", "/docs/search?q=annual+refunded"
+        assert httpx.get(urls[1] + page, timeout=60).status_code == 200
+        assert "Refund windows" in httpx.get(urls[1] + search, timeout=60).text
+
+        refunds = first / "billing" / "refunds.mdx"  # restricted on replica a's copy only, and published from there
+        refunds.write_text(refunds.read_text().replace("title: Refunds\n", "title: Refunds\naccess: [staff]\n"))
+        run = cli_ingest(envs[0]).wait()
+        assert run.returncode == 0, "\n".join(run.lines)
+
+        published = time.monotonic()
+        while httpx.get(urls[1] + page, timeout=60).status_code != 404 and time.monotonic() - published < 30:
+            time.sleep(0.5)
+        assert httpx.get(urls[1] + page, timeout=60).status_code == 404
+        assert "Refund windows" not in httpx.get(urls[1] + search, timeout=60).text
+        staff = {"X-Groups": "staff"}
+        assert httpx.get(urls[1] + page, headers=staff, timeout=60).status_code == 200  # staff still read it
+        assert "Refund windows" in httpx.get(urls[1] + search, headers=staff, timeout=60).text
