@@ -159,7 +159,11 @@ class DeadlineHTTPProtocol(HttpToolsProtocol):
 
 def server_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for `uvicorn.run` / `uvicorn.Config`: the protocol with the header deadline (picklable, for
-    workers), and how long a SIGTERM waits for answers in flight (uvicorn stops accepting at once, then lets the
-    open responses, answer streams included, finish; past the timeout it cancels them)."""
+    workers), how long a SIGTERM waits for answers in flight (uvicorn stops accepting at once, then lets the
+    open responses, answer streams included, finish; past the timeout it cancels them), and no proxy headers."""
     return {"http": functools.partial(DeadlineHTTPProtocol, header_timeout=settings.read_timeout),
-            "timeout_graceful_shutdown": settings.shutdown_timeout}
+            "timeout_graceful_shutdown": settings.shutdown_timeout,
+            # The app reads the client's address itself: the socket's peer, or the right-most entry of the header
+            # the operator names (TRUSTED_PROXY_HEADER). uvicorn's own handling would rewrite the peer from any
+            # X-Forwarded-For a client sends through 127.0.0.1, a fresh rate-limit budget per forged address.
+            "proxy_headers": False}

@@ -281,3 +281,19 @@ def test_an_answer_stream_longer_than_the_read_timeout_is_not_cut(slow_site):
         stream = client.get("/ask/stream", params={"question": "How long are refunds available?", "turn": "t9", "thread": "new"})
     assert stream.status_code == 200
     assert "event: done" in stream.text and "14 days" in stream.text
+
+
+def test_a_forged_x_forwarded_for_never_buys_a_fresh_budget_when_no_proxy_header_is_trusted(tmp_path, real_embedder):
+    """With TRUSTED_PROXY_HEADER unset, uvicorn used to take the client's address from X-Forwarded-For whenever the
+    peer was 127.0.0.1: rotating the header gave 40 of 40 questions past a spent budget."""
+    root = write_site(tmp_path / "site")
+    store = ChromaStore(path=str(tmp_path / "data" / "chroma"))
+    sync_index(load_corpus(root), store, real_embedder)
+    settings = Settings(content_dir=root, data_dir=tmp_path / "data", rate_limit=Rate(LIMIT, 60.0))
+    answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder), ExtractiveGenerator(real_embedder),
+                        audit=SQLiteAuditLog(settings.audit_path))
+    with serve(create_app(settings, answerer=answerer, store=store), **server_options(settings)) as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        codes = [client.post("/api/ask", json={"question": QUESTION}, headers={PROXY: f"198.51.100.{n}"}).status_code
+                 for n in range(LIMIT + 6)]
+    assert codes[:LIMIT] == [200] * LIMIT and set(codes[LIMIT:]) == {429}, codes
