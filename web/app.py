@@ -87,7 +87,7 @@ def create_app(
         ],
         middleware=[Middleware(RequestIds), Middleware(metrics.middleware),
                     Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
-                    Middleware(SecurityHeaders, csp=csp), Middleware(InputLimits, body_timeout=settings.read_timeout),
+                    Middleware(SecurityHeaders, csp=csp, identity_header=settings.identity_header), Middleware(InputLimits, body_timeout=settings.read_timeout),
                     Middleware(SameOrigin, origins=allowed_origins(settings.cors_origins)),
                     Middleware(RateLimit, rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
                                database=lambda: services.audit)],

@@ -45,4 +45,16 @@ def remember(response: Response, owner: Owner, request: Request) -> None:
     """Set the chat page's owner cookie when this request minted the token."""
     if owner.minted:
         response.set_cookie(COOKIE, owner.token, max_age=COOKIE_MAX_AGE, path="/", httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+                            secure=over_https(request))
+
+
+def over_https(request: Request) -> bool:
+    """Whether the visitor reached this server over HTTPS: its own TLS, or a TLS-terminating proxy the operator
+    trusts (TRUSTED_PROXY_HEADER set) saying so in X-Forwarded-Proto. A client's own claim counts for nothing."""
+    if request.url.scheme == "https":
+        return True
+    from .state import state_of
+
+    trusted = state_of(request).settings.trusted_proxy_header
+    proto = request.headers.getlist("x-forwarded-proto")
+    return bool(trusted) and bool(proto) and proto[-1].split(",")[-1].strip().lower() == "https"

@@ -5,7 +5,7 @@ connections only from this origin (the vendored htmx and app.js; no inline
 script, no eval — the composer's reset lives in app.js, not an hx-on
 attribute), the one `<style>` htmx injects allowed by its hash, and
 `frame-ancestors` naming this origin, the docs site's origin when it is
-another one (the planned widget frames the chat there) and FRAME_ANCESTORS.
+another one (the widget frames the chat there) and FRAME_ANCESTORS.
 """
 
 from __future__ import annotations
@@ -37,15 +37,24 @@ def content_security_policy(ancestors: list[str]) -> str:
     ])
 
 
+SHARED = ("/static/", "/widget.js", "/favicon")  # the same bytes for every reader: caches may keep them
+
+
 class SecurityHeaders:
-    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer, a CSP."""
+    """Cheap defence in depth on every response: no MIME sniffing, no question text leaked in Referer, a CSP.
+
+    And no shared cache keeps what one reader was shown: answers, docs pages and search depend on the reader's
+    groups (the identity header) and threads on their owner cookie, so every response but the static assets
+    says `Cache-Control: private, no-store` and varies on both.
+    """
 
     HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
 
-    def __init__(self, app: Any, *, csp: Callable[[], str] | None = None) -> None:
+    def __init__(self, app: Any, *, csp: Callable[[], str] | None = None, identity_header: str = "") -> None:
         self.app = app
         self._csp = csp
         self._headers: list[tuple[bytes, bytes]] | None = None
+        self._vary = ", ".join([*([identity_header] if identity_header else []), "Cookie"]).encode()
 
     @property
     def headers(self) -> list[tuple[bytes, bytes]]:
@@ -59,9 +68,18 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        personal = not str(scope.get("path", "")).startswith(SHARED)
+
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + self.headers
+                headers = list(message.get("headers", [])) + self.headers
+                message["headers"] = self._private(headers) if personal else headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+    def _private(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        """`headers` with Cache-Control private, no-store and the reader's headers added to any Vary already set."""
+        vary = [value for name, value in headers if name.lower() == b"vary"]
+        kept = [(n, v) for n, v in headers if n.lower() not in (b"cache-control", b"vary")]
+        return kept + [(b"cache-control", b"private, no-store"), (b"vary", b", ".join([*vary, self._vary]))]

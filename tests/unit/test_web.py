@@ -408,3 +408,31 @@ def test_short_keeps_a_short_text_and_cuts_a_long_one_at_a_word():
     assert short("How do refunds work?") == "How do refunds work?"
     cut = short("word " * 40, limit=22)
     assert cut == "word word word word…"
+
+
+@pytest.mark.parametrize("path", ["/", "/docs/billing/refunds", "/docs/search?q=refund", "/healthz"])
+def test_what_depends_on_the_reader_is_never_kept_by_a_shared_cache(path):
+    """A proxy cache keyed on the URL alone served one reader's restricted page to the next."""
+    response = client(GOOD, identity_header="X-Groups").get(path)
+    assert response.headers["cache-control"] == "private, no-store"
+    vary = [v.strip().lower() for v in response.headers["vary"].split(",")]
+    assert "x-groups" in vary and "cookie" in vary
+
+
+def test_an_answer_stream_keeps_its_own_no_store_and_static_assets_stay_cacheable():
+    app = client(GOOD, identity_header="X-Groups", cors_origins="https://docs.example.com")
+    stream = app.get("/ask/stream", params={"question": "refund window?"}, headers={"Origin": "https://docs.example.com"})
+    assert stream.headers["cache-control"] == "private, no-store"
+    assert "origin" in [v.strip().lower() for v in stream.headers["vary"].split(",")]  # CORS' own Vary is kept
+    assert "no-store" not in app.get("/static/app.css").headers.get("cache-control", "")
+
+
+@pytest.mark.parametrize(("trusted", "proto", "secure"), [
+    ("", "", False), ("", "https", False),  # no proxy trusted: a client's X-Forwarded-Proto counts for nothing
+    ("X-Forwarded-For", "https", True), ("X-Forwarded-For", "http", False)])
+def test_the_owner_cookie_is_secure_behind_a_trusted_tls_proxy(trusted, proto, secure):
+    headers = {"X-Forwarded-Proto": proto, "X-Forwarded-For": "203.0.113.9"} if proto else {}
+    response = client(GOOD, trusted_proxy_header=trusted).post("/ask", data={"question": "refund window?"},
+                                                                headers=headers)
+    cookie = response.headers["set-cookie"]
+    assert ("secure" in cookie.lower().split("; ")) == secure, cookie
