@@ -30,14 +30,25 @@ def report_json(report: GapReport) -> dict[str, object]:
 def report_csv(report: GapReport) -> str:
     """One row per group, largest first; lists inside a cell are joined with ' | '."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; and a \r a visitor typed is then quoted too
     writer.writerow(CSV_COLUMNS)
     for rank, gap in enumerate(report.gaps, start=1):
-        writer.writerow([rank, gap.count, gap.refused, gap.unverified, gap.rated_down, gap.label,
-                         " | ".join(e.question for e in gap.examples),
-                         " | ".join(f"{r} (x{n})" for r, n in gap.reasons), " | ".join(gap.feedback),
-                         " | ".join(s.url for s in gap.sections), " ".join(gap.answer_ids)])
+        writer.writerow([rank, gap.count, gap.refused, gap.unverified, gap.rated_down] + [inert(cell) for cell in (
+            gap.label, " | ".join(e.question for e in gap.examples), " | ".join(f"{r} (x{n})" for r, n in gap.reasons),
+            " | ".join(gap.feedback), " | ".join(s.url for s in gap.sections), " ".join(gap.answer_ids))])
     return out.getvalue()
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(cell: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading apostrophe.
+
+    Questions and feedback are what visitors typed; opened in a spreadsheet, `=HYPERLINK(…)` or
+    `@SUM(…)` in a cell would run as a formula on the support person's machine (CSV injection).
+    """
+    return "'" + cell if cell.startswith(FORMULA_START) else cell
 
 
 def report_text(report: GapReport, limit: int = 30) -> str:

@@ -352,3 +352,24 @@ def test_the_web_app_writes_the_vector_of_a_refused_answer_and_of_a_thumbs_down_
     assert set(vector_rows(audit)) == {asked["answer_id"]}
     assert app.post(f"/api/answers/{answered.id}/feedback", json={"rating": "down", "reason": ""}).status_code == 201
     assert set(vector_rows(audit)) == {asked["answer_id"], answered.id}
+
+
+def test_the_csv_never_hands_a_spreadsheet_a_formula_a_visitor_typed():
+    """Cells starting with =, +, -, @, a tab or a carriage return ran as formulas when the CSV was opened (N4)."""
+    import csv
+    import io
+
+    from answer.gap_export import report_csv
+    from answer.gaps import Example, Gap, GapReport
+
+    typed = ["=HYPERLINK(\"http://evil.example\",\"click\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\ry", "plain?"]
+    gaps = tuple(Gap(label=t, count=1, refused=1, unverified=0, rated_down=0,
+                     examples=(Example(f"a{i}", t, 0.0, "refused", 0),), reasons=((t, 1),), feedback=(t,),
+                     sections=(), answer_ids=(f"a{i}",)) for i, t in enumerate(typed))
+    rows = list(csv.reader(io.StringIO(report_csv(GapReport(since=0.0, answers=len(typed), gaps=gaps)), newline="")))[1:]
+    for row, text in zip(rows, typed, strict=True):
+        label, example, feedback = row[5], row[6], row[8]
+        if text == "plain?":
+            assert (label, example, feedback) == (text, text, text)
+        else:
+            assert label == example == feedback == "'" + text and not row[7].startswith(("=", "+", "-", "@"))
