@@ -159,13 +159,17 @@ class PostgresAnswerLog:
             return _prune(connection, self.retention, time.time() if now is None else now)
 
     def get(self, answer_id: str) -> AnswerRecord | None:
-        with self.connection(f"cannot read answer {answer_id}") as connection:
+        if names_nothing(answer_id):
+            return None
+        with self.connection(f"cannot read answer {answer_id!r}") as connection:
             row = connection.execute("SELECT record FROM answers WHERE id = %s", (answer_id,)).fetchone()
         return from_json(json.loads(row[0])) if row else None
 
     def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "",
                ids: Sequence[str] = ()) -> list[LogRow]:
         """Recent answers, newest first, filtered as `SQLiteAuditLog.search` filters them (text case-blind, as there)."""
+        if names_nothing(text) or (ids and all(names_nothing(i) for i in ids)):
+            return []  # no question and no id holds a NUL
         query = ("SELECT id, created, question, groups, state, degraded,"
                  " (SELECT count(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'up'),"
                  " (SELECT count(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down')"
@@ -184,7 +188,7 @@ class PostgresAnswerLog:
             args.append(state)
         if ids:
             query += " AND id = ANY(%s)"
-            args.append(list(ids))
+            args.append([i for i in ids if not names_nothing(i)])
         query += " ORDER BY created DESC LIMIT %s"
         args.append(limit)
         with self.connection("cannot search the answer log") as connection:
@@ -252,7 +256,9 @@ class PostgresAnswerLog:
                 (thread_id, answer_id, asked, question, ",".join(sorted(groups)), owner, thread_id))
 
     def thread(self, thread_id: str) -> list[TurnRow]:
-        with self.connection(f"cannot read thread {thread_id}") as connection:
+        if names_nothing(thread_id):
+            return []
+        with self.connection(f"cannot read thread {thread_id!r}") as connection:
             rows = connection.execute("SELECT answer_id, asked, question, groups, owner FROM turns"
                                       " WHERE thread_id = %s ORDER BY position", (thread_id,)).fetchall()
         return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset(), o) for a, q, s, g, o in rows]
@@ -276,10 +282,21 @@ class PostgresAnswerLog:
             return True
 
     def feedback(self, answer_id: str) -> list[Rating]:
-        with self.connection(f"cannot read feedback on answer {answer_id}") as connection:
+        if names_nothing(answer_id):
+            return []
+        with self.connection(f"cannot read feedback on answer {answer_id!r}") as connection:
             rows = connection.execute("SELECT rating, reason, groups, created FROM feedback WHERE answer_id = %s"
                                       " ORDER BY id", (answer_id,)).fetchall()
         return [Rating(r, why, g, float(c)) for r, why, g, c in rows]
+
+
+def names_nothing(key: str) -> bool:
+    """True for an id no row can have: PostgreSQL text holds no NUL, and sent one it fails the whole statement.
+
+    SQLite compares such an id and finds nothing; here the lookup must find nothing too, not break the
+    connection and answer a visitor's mistyped link with "the answer log cannot be read".
+    """
+    return "\x00" in key
 
 
 def _keep_vectors(connection: Connection, model: str, rows: Sequence[tuple[str, str, bytes]]) -> None:

@@ -8,6 +8,7 @@ answers in a visitor's name unless its origin is on the widget allowlist.
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from typing import Any
 
 from starlette.requests import Request
@@ -70,7 +71,7 @@ def read_feedback(body: dict[str, Any]) -> tuple[str, str] | str:
         return f"rating must be \"up\" or \"down\", got {str(rating)[:20]!r}"
     if not isinstance(reason, str):
         return "reason must be text"
-    reason = " ".join(reason.split())
+    reason = " ".join("".join(ch for ch in reason if unicodedata.category(ch) not in ("Cc", "Cf") or ch.isspace()).split())
     if len(reason) > MAX_REASON_CHARS:
         return f"the reason is {len(reason):,} characters long; the limit is {MAX_REASON_CHARS}"
     return rating, reason

@@ -243,3 +243,19 @@ def test_a_log_shares_its_secrets_and_its_budgets_with_every_log_on_the_same_sto
     assert [one.limiter().take("ask:a", rate, now), two.limiter().take("ask:a", rate, now)] == [0.0, 0.0]
     assert one.limiter().take("ask:a", rate, now) == pytest.approx(30.0)
     one.check()
+
+
+def test_an_id_holding_a_nul_names_no_answer_in_either_database(make_log):
+    """PostgreSQL text holds no NUL: such an id failed the statement and the visitor got a 503 (SQLite: a 404)."""
+    audit = make_log()
+    answer, _ = ask(audit)
+    forged = answer.id[:8] + "\x00" + answer.id[8:]
+    assert audit.get(forged) is None and audit.feedback(forged) == [] and audit.thread("t\x00") == []
+    assert audit.search(ids=[forged]) == [] and audit.search(text="refunds\x00") == []
+    assert audit.get(answer.id) is not None  # and the log still answers afterwards
+
+
+def test_a_feedback_reason_loses_its_control_characters_at_the_edge():
+    from web.api import read_feedback
+
+    assert read_feedback({"rating": "down", "reason": "wrong\x00 page\x07\u200b here\n"}) == ("down", "wrong page here")
