@@ -68,6 +68,7 @@ def _findings_of(record: AnswerRecord, i: int) -> tuple[tuple[Finding, ...], boo
 
 RESTRICTED = "restricted source"
 WITHHELD = "withheld: this attempt saw sources your groups may not read"
+WITHHELD_QUESTION = "withheld: this answer used sources your groups may not read"
 
 
 def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
@@ -77,8 +78,9 @@ def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
     and text. A generator that saw such a chunk may have put its words
     anywhere, so when one was retrieved, only shown claims whose every
     citation is readable keep their text, proposed quotes are kept only when
-    they are verbatim in a readable chunk, and raw output, findings, feedback
-    and unverified text are withheld.
+    they are verbatim in a readable chunk, and the question, raw output,
+    findings, feedback and unverified text are withheld (the answer lists and
+    the gap report do not show such an answer at all).
     """
     if all(r.handle in readable for r in record.retrieved):
         return record
@@ -89,6 +91,7 @@ def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
     allowed = {c.text for c in claims if c.text != RESTRICTED}
     return replace(
         record,
+        question=WITHHELD_QUESTION,  # the lists hide this answer whole: its question may name what it found
         retrieved=tuple(r if r.handle in readable else _restricted_source(r.handle) for r in record.retrieved),
         claims=claims,
         attempts=tuple(_redact_attempt(a, readable, texts, allowed) for a in record.attempts),

@@ -14,6 +14,7 @@ import functools
 import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from starlette.exceptions import HTTPException
@@ -27,7 +28,7 @@ from answer.gaps import GapReport, gap_report, parse_since
 from answer.readable import fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import STATES, AnswerRecord, attempt_json
 
-from .audit_view import attempts, redact
+from .audit_view import WITHHELD_QUESTION, attempts, redact
 from .failures import failure
 from .links import is_site_url, section_path
 from .state import AppState, state_of
@@ -140,9 +141,12 @@ async def answer_view(request: Request) -> Response:
         raise HTTPException(404, "no such answer")
     handles = await asyncio.to_thread(_readable, state, record, groups)
     changed = await asyncio.to_thread(changed_sources, state.services.store, record)
+    whole = len(handles) == len(record.retrieved)
     record = redact(record, handles)
     shown = {c.chunk_id for claim in record.claims for c in claim.citations}
     ratings = await asyncio.to_thread(audit.feedback, record.answer_id)
+    if not whole:  # a visitor's reason may restate what the answer said: withheld with the question
+        ratings = [replace(r, reason=WITHHELD_QUESTION if r.reason else "") for r in ratings]
     return state.page(request, "audit.html", {
         "record": record, "feedback": ratings, "attempts": attempts(record),
         "drafts": [attempt_json(a) for a in record.attempts],

@@ -114,3 +114,19 @@ def test_staff_answers_and_public_answers_are_listed_and_shown_in_full(world):
     assert audit.status_code == 200 and "restricted source" not in audit.text
     assert public in client.get("/answers", headers={HEADER: "staff"}).text
     assert PUBLIC  # anonymous answers only retrieve public chunks, which every reader may read
+
+
+def test_the_question_and_feedback_of_an_answer_staff_may_not_read_in_full_are_withheld(world):
+    """/answers and /gaps hid such an answer, but /answers/<id> showed its question and the visitor's reason (N6)."""
+    client = world["client"]
+    question = "What are the maintenance windows of the Acme dedicated cluster for Project Heron?"
+    asked = client.post("/api/ask", json={"question": question}, headers={HEADER: "tenant-acme"}).json()
+    reason = "Heron migration runbook says otherwise"
+    rated = client.post(f"/api/answers/{asked['answer_id']}/feedback", json={"rating": "down", "reason": reason},
+                        headers={HEADER: "tenant-acme"})
+    assert rated.status_code == 201
+    audit = client.get(f"/answers/{asked['answer_id']}", headers={HEADER: "staff"})
+    assert audit.status_code == 200 and "restricted source" in audit.text
+    assert "Heron" not in audit.text and "withheld" in audit.text
+    both = client.get(f"/answers/{asked['answer_id']}", headers={HEADER: "staff,tenant-acme"})
+    assert "Project Heron" in both.text and reason in both.text  # a reader of every source sees it all
