@@ -131,6 +131,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
     """The events of one turn (`turn`: its id on the page) in the thread `named` (None: no thread is kept)."""
     services, params = state.services, request.query_params
     question = read_question(params.get("question"))
+    await asyncio.to_thread(services.check_index)
     viewer = state.viewer(request)
     answerer = await asyncio.to_thread(lambda: services.answerer)
     thread = await asyncio.to_thread(services.threads.fork, named, viewer, owner.token) if named else None
@@ -192,6 +193,7 @@ async def docs(request: Request) -> Response:
     state = state_of(request)
     corpus = state.services.corpus
     slug = request.path_params.get("path", "").strip("/") or "index"
+    await asyncio.to_thread(state.services.check_index)
     page = corpus.page(slug)
     access = await asyncio.to_thread(state.services.page_access, slug) if page is not None else None
     viewer = state.viewer(request)
@@ -204,6 +206,7 @@ async def docs(request: Request) -> Response:
 async def docs_search(request: Request) -> Response:
     state = state_of(request)
     query = " ".join(str(request.query_params.get("q", "")).split())[:200]
+    await asyncio.to_thread(state.services.check_index)
     chunks = await asyncio.to_thread(lambda: state.services.chunks) if query else []
     results = search_docs(chunks, query, state.viewer(request)) if query else []
     return state.page(request, "search.html", {"query": query, "results": results})

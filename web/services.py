@@ -28,7 +28,7 @@ from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
 from ingest.ids import doc_id
 from retrieval import heap
-from retrieval.errors import IndexMismatchError, StoreUnavailableError
+from retrieval.errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport, KnownRows
 from retrieval.protocols import StoreReader
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 MAX_SUGGESTIONS = 4
 _QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
 CORPUS_TTL = 1.0
+INDEX_CHECK_SECONDS = 5.0  # how often answers and the viewer ask the index whether it is damaged (one count)
 
 
 class Services:
@@ -61,6 +62,8 @@ class Services:
         self._corpus = corpus
         self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
         self._page_access: tuple[ChunkTable | None, dict[str, tuple[str, ...]]] = (None, {})
+        self._index_checked = float("-inf")
+        self._index_damage: IndexDamagedError | None = None
         self._corpus_generation: str | None = None
         self._corpus_checked = 0.0
         self._chunks: list[Chunk] | None = None
@@ -198,6 +201,28 @@ class Services:
                         self._corpus, self._chunks, self._corpus_generation = corpus, None, generation
         assert self._corpus is not None
         return self._corpus
+
+    def check_index(self) -> None:
+        """Raise IndexDamagedError while the index this server reads is damaged (a 503 with the fix, as documented).
+
+        Answers and the docs viewer read a snapshot in memory, so they went on answering 200 from it after the
+        files under it were damaged, while /readyz said 503. The index is asked at most every
+        INDEX_CHECK_SECONDS (one count), and a damage found is reported until a check finds it repaired.
+        """
+        if self._store is None and self._chroma_store is None:
+            return  # the docs viewer alone never opens Chroma (nor creates an index folder)
+        now = time.monotonic()
+        if now - self._index_checked >= INDEX_CHECK_SECONDS:
+            self._index_checked = now
+            try:
+                self.store.count(groups=[PUBLIC])  # what /readyz asks: it reads the rows' access, not only a total
+                self._index_damage = None
+            except IndexDamagedError as exc:
+                self._index_damage = exc
+            except StoreUnavailableError:
+                pass  # a server that is down is reported by the query that meets it, in its own words
+        if self._index_damage is not None:
+            raise self._index_damage
 
     def _generation(self) -> str | None:
         # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).

@@ -74,6 +74,7 @@ class AppState:
                                owner: str) -> tuple[Answer, Rewrite]:
         """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
+        await asyncio.to_thread(services.check_index)
         rewritten = await asyncio.to_thread(services.rewrite, question, thread_id, viewer)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
         await asyncio.to_thread(services.threads.add, thread_id, answer, question, owner)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -134,3 +135,24 @@ def test_a_damaged_page_in_the_middle_of_the_index_is_a_damaged_index_and_set_as
     assert len(kept) >= len(data) and kept[(root - 1) * size : root * size] == b"\xab" * size
     sync_index(corpus, damaged, HashEmbedder(), full=True)  # the same handle, now on a fresh folder
     assert damaged.count() == chunks and len(damaged.rows()) == chunks
+
+
+def test_an_index_damaged_while_serving_makes_answers_and_the_viewer_503_with_the_fix(site_env, tmp_path):
+    """Answers and the docs viewer read a snapshot in memory and kept answering 200 after the files under it were
+    damaged, though /readyz said 503 and the docs promise 503s (N8)."""
+    env, data = site_env
+    with web_server(env, tmp_path / "web.log") as url, httpx.Client(base_url=url, timeout=120) as client:
+        assert client.post("/api/ask", json={"question": QUESTION}).status_code == 200
+        assert client.get("/docs/guides/retries").status_code == 200
+        damage_header(data / "chroma" / "chroma.sqlite3")
+        assert client.get("/readyz").status_code == 503
+        deadline = time.monotonic() + 30  # the index is asked at most every few seconds
+        while client.post("/api/ask", json={"question": QUESTION}).status_code != 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        asked = client.post("/api/ask", json={"question": QUESTION})
+        assert asked.status_code == 503 and "index is unavailable" in asked.json()["error"]  # the fix is the operator's
+        assert client.post("/ask", data={"question": QUESTION}).status_code == 503
+        stream = client.get("/ask/stream", params={"question": QUESTION, "turn": "t1"})
+        assert "index is unavailable" in stream.text and "event: done" in stream.text
+        assert client.get("/docs/guides/retries").status_code == 503
+        assert client.get("/docs/search", params={"q": "retry"}).status_code == 503
