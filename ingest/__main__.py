@@ -13,15 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .built import check_built
 from .corpus import Corpus, load_corpus
 from .errors import IngestError
+from .presets import PRESETS
 from .report import print_failures, print_warnings
 from .settings import IngestSettings
 from .site import load_site_config
-from .slugger import make_slugger
+from .slugger import DEFAULT_SLUGGER, make_slugger
 from .splitter import split_page
 
 
@@ -32,6 +34,8 @@ def _print_problems(corpus: Corpus) -> None:
 
 def cmd_slug(args: argparse.Namespace, settings: IngestSettings) -> int:
     site = load_site_config(Path(args.content_dir or settings.content_dir))
+    if args.preset:  # the generator's rules as its preset gives them: its slugger and how it reads heading text
+        site = replace(site, preset=args.preset, slugger=PRESETS[args.preset].slugger or DEFAULT_SLUGGER)
     slugger = make_slugger(args.slugger or site.slugger_name)
     # Split on "\n" only: str.splitlines() also splits on U+2028/U+2029, U+0085, \v, \f and
     # U+001C-U+001E, which a heading may contain, and would shift every later duplicate number.
@@ -108,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     slug = sub.add_parser("slug", help="anchors for heading texts read from stdin, one slugger for all")
     slug.add_argument("content_dir", nargs="?", help="content folder whose site.toml picks the slugger")
     slug.add_argument("--slugger", help="override the site's slugger rule")
+    slug.add_argument("--preset", choices=sorted(PRESETS), help="the ids a site generator gives (its slugger and rules)")
     for name, help_text in (("headings", "JSON Lines: every heading with its anchor and URL"),
                             ("outline", "JSON Lines: every chunk, no embedding"),
                             ("links", "internal links that land on no page or anchor, as file:line (exit 1 if any)")):

@@ -107,11 +107,15 @@ class Corpus:
         return next((p for p in self.pages if p.slug == slug), None)
 
 
-def content_files(root: Path) -> list[Path]:
-    """Content files under root, sorted; symlinked folders are not followed (no loops)."""
+def content_files(root: Path, partial_folders: tuple[str, ...] = ()) -> list[Path]:
+    """Content files under root, sorted; symlinked folders are not followed (no loops).
+
+    `partial_folders`: top-level folders the site keeps partials in (Mintlify's `snippets/`): never pages.
+    """
     found: list[Path] = []
     for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        top = Path(folder) == root
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")) and not (top and d in partial_folders))
         for name in sorted(files):
             if name.endswith(CONTENT_SUFFIXES) and not name.startswith((".", "_")):
                 found.append(Path(folder) / name)
@@ -154,7 +158,7 @@ def parse_context(pages_root: Path, site: SiteConfig) -> bytes:
         relative = os.path.relpath(folder, pages_root).replace(os.sep, "/")
         for name in sorted(files):
             source = name if relative == "." else f"{relative}/{name}"
-            if is_partial(source):
+            if is_partial(source, site.rules.partial_folders):
                 try:
                     data = (Path(folder) / name).read_bytes()
                 except OSError:
@@ -188,7 +192,7 @@ def load_corpus(root: Path, site: SiteConfig | None = None, *,
         and not site.built_dir else None
     lent = {page.source: page for page in lender.pages} if lender is not None else {}
     kept: dict[str, tuple[Chunk, ...]] = {}
-    files = content_files(pages_root)
+    files = content_files(pages_root, site.rules.partial_folders)
     tick = progress(len(files)) if progress else None
     for path in files:
         if tick:

@@ -83,8 +83,44 @@ def to_markdown(source: str, *, skip_lines: int = 0) -> str:
     return convert(source, skip_lines=skip_lines).markdown
 
 
-def convert(source: str, *, skip_lines: int = 0) -> Converted:
-    """Rewrite MDX into CommonMark with the same number of lines, noting what MDX itself would reject."""
+# Components whose attributes a reader sees as text on a Mintlify page (`component_text`): a step's or tab's title,
+# a changelog entry's label, and an API field's name, type and default.
+_TITLED = frozenset({"Step", "Tab", "Accordion", "Card", "Expandable", "Update"})
+_FIELDS = frozenset({"ParamField", "ResponseField"})
+_FIELD_NAMES = ("path", "query", "body", "header", "name")
+_ATTR = re.compile(r"""([A-Za-z_][\w-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*(?:"([^"]*)"|'([^']*)'|([^{}]*?))\s*\}))?""")
+
+
+def component_label(name: str, tag: str) -> str:
+    """The text a Mintlify page shows for a component's opening tag, or "" for one it shows none for.
+
+    `<Step title="Install the CLI">` reads "Install the CLI:"; `<ParamField path="id" type="string" default="x"
+    required>` reads "`id` (string, default: `x`, required):"; `<Update label="2025-06-01">` reads "2025-06-01:".
+    The colon joins the label to the text under it, as the page shows them together.
+    """
+    attrs: dict[str, str] = {}
+    for match in _ATTR.finditer(tag[len(name) + 1:].rstrip("/>")):
+        value = next((g for g in match.groups()[1:] if g is not None), None)
+        attrs[match.group(1)] = " ".join(value.split()) if value is not None else "true"
+    if name in _TITLED:
+        label = attrs.get("title") or attrs.get("label") or ""
+        return f"{label}:" if label.strip() else ""
+    if name in _FIELDS:
+        field = next((attrs[k] for k in _FIELD_NAMES if attrs.get(k)), "")
+        if not field:
+            return ""
+        details = [attrs["type"]] if attrs.get("type") else []
+        details += [f"default: `{attrs['default']}`"] if attrs.get("default") else []
+        details += ["required"] if attrs.get("required") == "true" else []
+        return f"`{field}`" + (f" ({', '.join(details)})" if details else "") + ":"
+    return ""
+
+
+def convert(source: str, *, skip_lines: int = 0, component_text: bool = False) -> Converted:
+    """Rewrite MDX into CommonMark with the same number of lines, noting what MDX itself would reject.
+
+    `component_text`: components' titles and API fields' attributes become text (the Mintlify preset).
+    """
     lines = source.split("\n")
     for i in range(min(skip_lines, len(lines))):
         lines[i] = ""
@@ -103,7 +139,7 @@ def convert(source: str, *, skip_lines: int = 0) -> Converted:
         for i in range(fence.start, fence.end):
             in_fence[i] = True
 
-    scanner = _JsxScanner(errors, warnings)
+    scanner = _JsxScanner(errors, warnings, component_text=component_text)
     i = 0
     while i < len(lines):
         if in_fence[i]:
@@ -146,9 +182,11 @@ def _blank(text: str) -> str:
 class _JsxScanner:
     """Rewrites runs of non-fence text and tracks component nesting across them (components can wrap fences)."""
 
-    def __init__(self, errors: list[tuple[int, str]], warnings: list[tuple[int, str]]) -> None:
+    def __init__(self, errors: list[tuple[int, str]], warnings: list[tuple[int, str]], *,
+                 component_text: bool = False) -> None:
         self.errors = errors
         self.warnings = warnings
+        self.component_text = component_text
         self.stack: list[tuple[str, int]] = []
         self.depth_at: list[int] = []  # per source line: component nesting at the start of the line
 
@@ -201,8 +239,9 @@ class _JsxScanner:
             depth_after[line] = len(self.stack)
             block_html = bool(name) and not name[:1].isupper() and name.lower() not in _INLINE_HTML
             marker = GAP if (pieces and i == last_end) or block_html else SOFT
+            label = component_label(name, run[i:end]) if self.component_text and kind != "close" else ""
             pieces.append(run[pos:i])
-            pieces.append(marker + _blank(run[i:end]))
+            pieces.append(marker + label + _blank(run[i:end]))
             pos = last_end = end
             i = _next_special(run, end)
         pieces.append(run[pos:])

@@ -49,7 +49,8 @@ def parse_page(path: Path, content_dir: Path, site: SiteConfig) -> Page:
     fm = front_matter(text, source)
     access = page_access(fm, source)  # first: a page that fails further on still says who may read it
     try:
-        expansion = expand(text, source, content_dir, skip_lines=fm.lines, global_folder=site.global_partials)
+        expansion = expand(text, source, content_dir, skip_lines=fm.lines, global_folder=site.global_partials,
+                           partial_folders=site.rules.partial_folders, root_imports=site.rules.root_imports)
     except PageError as exc:
         raise exc.with_access(access) from exc
     return parse_text(expansion.text, source, site, expansion=expansion, raw=text)
@@ -83,7 +84,7 @@ def _parse_body(text: str, source: str, site: SiteConfig, fm: FrontMatter, acces
         return f"{file}:{number + 1}"
 
     meta, fm_lines = fm.meta, fm.lines
-    converted = convert(text, skip_lines=fm_lines)
+    converted = convert(text, skip_lines=fm_lines, component_text=site.rules.component_text)
     if converted.errors:
         line, reason = converted.errors[0]
         location = where(line)

@@ -40,9 +40,11 @@ class Expansion:
     warnings: tuple[str, ...] = field(default=())  # "file:line: reason"
 
 
-def is_partial(source: str) -> bool:
-    """True for a file that is not a page: its name or a folder on its path starts with `_`."""
-    return any(part.startswith("_") for part in PurePosixPath(source).parts)
+def is_partial(source: str, folders: tuple[str, ...] = ()) -> bool:
+    """True for a file that is not a page: its name or a folder on its path starts with `_`, or it sits in one of
+    the site's partial `folders` (Mintlify's `snippets/`)."""
+    parts = PurePosixPath(source).parts
+    return any(part.startswith("_") for part in parts) or (len(parts) > 1 and parts[0] in folders)
 
 
 def _key(name: str) -> str:
@@ -61,9 +63,14 @@ def global_partials(root: Path, folder: str) -> dict[str, str]:
     return found
 
 
-def expand(text: str, source: str, root: Path, *, skip_lines: int = 0, global_folder: str = "") -> Expansion:
-    """Splice every partial the page renders into its text (see the module docstring)."""
-    expander = _Expander(root, global_partials(root, global_folder))
+def expand(text: str, source: str, root: Path, *, skip_lines: int = 0, global_folder: str = "",
+           partial_folders: tuple[str, ...] = (), root_imports: bool = False) -> Expansion:
+    """Splice every partial the page renders into its text (see the module docstring).
+
+    `partial_folders` and `root_imports` are the preset's: folders of partials, and import paths from `/` being
+    from the content root (Mintlify's `import Setup from "/snippets/setup.mdx"`).
+    """
+    expander = _Expander(root, global_partials(root, global_folder), partial_folders, root_imports)
     lines, origins = expander.run(text.split("\n"), source, skip_lines, ())
     if not expander.files:
         return Expansion(text, warnings=tuple(expander.warnings))
@@ -71,9 +78,12 @@ def expand(text: str, source: str, root: Path, *, skip_lines: int = 0, global_fo
 
 
 class _Expander:
-    def __init__(self, root: Path, globals_: dict[str, str]) -> None:
+    def __init__(self, root: Path, globals_: dict[str, str], folders: tuple[str, ...] = (),
+                 root_imports: bool = False) -> None:
         self.root = root.resolve()
         self.globals = globals_
+        self.folders = folders
+        self.root_imports = root_imports
         self.files: dict[str, str] = {}
         self.warnings: list[str] = []
 
@@ -121,13 +131,15 @@ class _Expander:
         """The partial `<name />` renders: an imported one, else a globally registered one."""
         if name in imports:
             target = imports[name]
-            return target if target is not None and is_partial(target) else None  # only partials are spliced
+            return target if target is not None and is_partial(target, self.folders) else None  # only partials
         return self.globals.get(_key(name))
 
     def _resolve(self, spec: str, source: str) -> str | None:
         """The content-root-relative path an import names, or None when it is outside the content folder."""
         if spec.startswith(("./", "../")):
             candidates = [self.root / PurePosixPath(source).parent / spec]
+        elif spec.startswith("/") and self.root_imports:  # Mintlify: from the site root, the content folder
+            candidates = [self.root / spec.lstrip("/")]
         elif spec.startswith("@site/"):  # Docusaurus: the site root; the content folder is its docs folder
             rest = spec[len("@site/"):]
             candidates = [self.root.parent / rest, self.root / rest.split("/", 1)[-1]]
@@ -137,7 +149,7 @@ class _Expander:
             path = candidate.resolve()
             if path.is_file() and path.is_relative_to(self.root):
                 return path.relative_to(self.root).as_posix()
-        if is_partial(spec):
+        if is_partial(spec.lstrip("/"), self.folders):
             self.warnings.append(f"{source}: import of {spec!r}: no such file in the content folder, "
                                  "so its content is not indexed")
         return None

@@ -19,6 +19,14 @@ site really uses. A preset names those rules so `site.toml` can say
   `rehypeHeadingIds` runs github-slugger over the heading text, untrimmed); a
   page a translation lacks is served at `/<locale>/<path>` with the default
   locale's content, so links there land.
+- `mintlify`: the path without `.mdx` is the URL (`index` names its folder);
+  heading ids by Mintlify's own rules (`slugger.mintlify_slug`: `.` becomes
+  `-`, `'` becomes `’`, `/` and `&` stay; repeats numbered `-2`, `-3` across
+  the page), trimmed; files under `snippets/` are partials, imported by their
+  path from the site root (`/snippets/…`), never pages; a component's title,
+  label, field name, type and default are text on the page (`<Step title>`,
+  `<ParamField path type default>`, a `<CodeGroup>` block's label); `docs.json`
+  names the navigation group each page sits under.
 """
 
 from __future__ import annotations
@@ -59,6 +67,10 @@ class Preset:
     slug_segments: bool = False  # every path segment goes through github-slugger
     content_subdir: str = ""  # where pages live inside the content folder, when it exists
     locale_fallback: bool = False  # an untranslated page is served under each locale with the default content
+    slugger: str = ""  # the heading-id rules the generator uses, when site.toml names none ("" = github-slugger)
+    partial_folders: tuple[str, ...] = ()  # top-level folders of partials (files there are never pages)
+    root_imports: bool = False  # an import path starting with `/` is from the content root
+    component_text: bool = False  # components' titles, labels and field attributes are shown as text
 
     def heading_text(self, text: str) -> str:
         """The text the slugger sees for a heading whose rendered text is `text`."""
@@ -104,6 +116,8 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
     "docusaurus": Preset("docusaurus", trim_headings=True, relative_slugs=True, doc_ids=True, folder_index=True,
                          number_prefixes=True),
     "starlight": Preset("starlight", slug_segments=True, content_subdir="src/content/docs", locale_fallback=True),
+    "mintlify": Preset("mintlify", trim_headings=True, slugger="mintlify", partial_folders=("snippets",),
+                       root_imports=True, component_text=True),
 })
 
 DEFAULT_PRESET = "rehype-slug"

@@ -64,6 +64,20 @@ class SiteConfig:
         return self.search_url.replace("{query}", quote(query)) if self.search_url else ""
 
 
+MINTLIFY = "mintlify"
+
+
+def is_mintlify(content_dir: Path) -> bool:
+    """True for a folder whose `docs.json` is Mintlify's (its `$schema` names mintlify.com): the preset is implied."""
+    import json
+
+    try:
+        data = json.loads((content_dir / "docs.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "mintlify" in str(data.get("$schema", "")).lower()
+
+
 def slug_for(source: str, override: str | None = None) -> str:
     """The page slug: its path without `.mdx`, `index` files name their folder.
 
@@ -79,10 +93,10 @@ def slug_for(source: str, override: str | None = None) -> str:
 
 
 def load_site_config(content_dir: Path) -> SiteConfig:
-    """Read `<content_dir>/site.toml`; a missing file means the defaults."""
+    """Read `<content_dir>/site.toml`; a missing file means the defaults (a Mintlify site's when `docs.json` says so)."""
     path = content_dir / SITE_FILE
     if not path.exists():
-        return SiteConfig()
+        return SiteConfig(preset="mintlify", slugger="mintlify") if is_mintlify(content_dir) else SiteConfig()
     raw = path.read_bytes()
     try:
         data = tomllib.loads(raw.decode("utf-8")).get("site", {})
@@ -104,6 +118,10 @@ def load_site_config(content_dir: Path) -> SiteConfig:
     for key in ("built_dir", "global_partials"):
         if not isinstance(data.get(key, ""), str):
             raise SiteConfigError(f"{path}: {key} must be a path string, got {data[key]!r}")
+    preset = PRESETS[data.get("preset") or (MINTLIFY if is_mintlify(content_dir) else DEFAULT_PRESET)]
+    data.setdefault("preset", preset.name)
+    if preset.slugger:
+        data.setdefault("slugger", preset.slugger)  # the generator's own ids unless site.toml says otherwise
     if data.get("built_dir"):  # relative to the folder holding site.toml, so the config travels with the site
         data["built_dir"] = str((path.parent / data["built_dir"]).resolve())
     return SiteConfig(**data, fingerprint=hashlib.sha256(raw).hexdigest()[:16])

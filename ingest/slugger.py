@@ -75,7 +75,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-__all__ = ["SLUGGERS", "Slugger", "make_slugger", "slug"]
+__all__ = ["SLUGGERS", "MintlifySlugger", "Slugger", "make_slugger", "mintlify_slug", "slug"]
 
 #: Python's Unicode database version (the JS regex is Unicode 13.0).
 
@@ -197,11 +197,39 @@ class Slugger:
         self._occurrences = {}
 
 
+_MINTLIFY_KEPT = frozenset("-_’/&")  # besides letters and digits: what Mintlify's documented rules keep
+
+
+def mintlify_slug(text: str) -> str:
+    """A heading's id by Mintlify's documented rules (its docs' "Automatic anchor IDs"), not github-slugger's.
+
+    Lower case; a straight apostrophe becomes `’` and is kept; a period becomes `-`; parentheses go; `/` and `&`
+    stay; whitespace becomes `-`. Punctuation the rules do not name is dropped, as github-slugger drops it.
+    """
+    text = text.strip().lower().replace("'", "’").replace(".", "-")
+    kept = "".join("-" if ch.isspace() else ch for ch in text if ch.isalnum() or ch.isspace() or ch in _MINTLIFY_KEPT)
+    return kept
+
+
+class MintlifySlugger(Slugger):
+    """Mintlify's ids: `mintlify_slug`, a repeated id numbered `-2`, `-3` … across the whole page."""
+
+    def slug(self, text: str) -> str:
+        base = mintlify_slug(text)
+        candidate, n = base, 1
+        while candidate in self._occurrences:
+            n += 1
+            candidate = f"{base}-{n}"
+        self._occurrences[candidate] = 0
+        return candidate
+
+
 #: Rule name -> factory returning a fresh :class:`Slugger`.
 SLUGGERS: Mapping[str, Callable[[], Slugger]] = MappingProxyType(
     {
         "github": Slugger,
         "github-case": functools.partial(Slugger, maintain_case=True),
+        "mintlify": MintlifySlugger,
     }
 )
 

@@ -168,6 +168,9 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
         found = metrics(rows, answers, anchor_validity(corpus, urls, oracle))
         found["followups"] = thread_metrics(thread_rows)
+        if site.figures_only:  # written outside the team: its figures are kept, never what each question got
+            results[name] = {"metrics": found, "rows": [], "threads": []}
+            continue
         results[name] = {"metrics": found, "rows": [r.__dict__ for r in rows], "threads": [t.__dict__ for t in thread_rows]}
         sample = sample_for_grading(rows, answers, args.sample)
         with (out / f"grading-sample-{site.name}-{name}.csv").open("w", newline="", encoding="utf-8") as handle:
@@ -181,7 +184,12 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
         results[name]["metrics"]["over_best_baseline"] = margin
     # A subset (--limit) is for comparing generators, not for the gate: thresholds hold for the whole set.
     thresholds = json.loads((HERE / "thresholds.json").read_text()) if site.name == TUNED and not args.limit else {}
-    return {"site": site.name, "retrieval_methods": methods, "generators": results,
+    anchors = {}
+    if corpus.site.preset == "mintlify":  # the share of headings whose id follows Mintlify's documented rules
+        from .mintlify_anchors import check, corpus_headings
+
+        anchors = {"anchor_rules": {k: v for k, v in check(corpus_headings(site.content)).items() if k != "misses"}}
+    return anchors | {"site": site.name, "retrieval_methods": methods, "generators": results, "figures_only": site.figures_only,
             "baseline_margin": baseline_margin(results),
             "anchor_oracle": "github-slugger (npm)" if oracle else f"own renderer (no npm oracle for {corpus.site.slugger_name!r})",
             "thresholds": thresholds,
@@ -233,6 +241,8 @@ def evaluate(args: argparse.Namespace, settings: Any, *, llm_judge: bool) -> int
     for site in sites:
         print(f"== site {site.name}", flush=True)
         reports[site.name] = evaluate_site(site, args, settings, embedder)
+        if site.figures_only:
+            continue
         with (out / f"failures-{site.name}.jsonl").open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in failures(reports[site.name]))
     threshold_failures = [f"{name}: {f}" for name, r in reports.items() for f in r["threshold_failures"]]

@@ -26,6 +26,7 @@ class Site:
     questions: Path
     config: Path | None = None  # a site.toml kept outside the content folder
     followups: Path | None = None  # two-turn threads (tests/eval/<site>/followups.jsonl), when the set has them
+    figures_only: bool = False  # questions written outside the team: its per-question results are never written
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,14 @@ class HeldOut:
 
     env: str
     folder: str
+    questions: str = ""  # a question set kept beside the corpora (../shared/eval/<questions>), never in the repo
 
 
 HELD_OUT: Mapping[str, HeldOut] = {
     "cypress": HeldOut("CYPRESS_DOCS", "cypress-docs"),
     "starlight": HeldOut("STARLIGHT_DOCS", "starlight-docs"),
+    # Written outside this team: its figures are reported, its per-question results never written or read.
+    "mintlify": HeldOut("MINTLIFY_DOCS", "mintlify-docs", questions="mintlify"),
 }
 NAMED = (TUNED, *HELD_OUT)
 
@@ -54,17 +58,37 @@ def missing_corpus(name: str, root: Path) -> str:
     return f"the {HELD_OUT[name].folder} corpus is not at {root}; set {HELD_OUT[name].env} to its folder"
 
 
+def questions_folder(name: str) -> Path | None:
+    """Where a held-out set kept outside the repo has its questions (../shared/eval/<name>), or None for one kept here."""
+    held = HELD_OUT[name]
+    return REPO.parent / "shared" / "eval" / held.questions if held.questions else None
+
+
+def available(name: str, environ: Mapping[str, str] = os.environ) -> str:
+    """"" when a held-out site can be evaluated here, else why not (its corpus or its questions are missing)."""
+    root = corpus_root(name, environ)
+    if not root.is_dir():
+        return missing_corpus(name, root)
+    folder = questions_folder(name)
+    if folder is not None and not (folder / "questions.jsonl").is_file():
+        return f"the {name} questions are not at {folder}/questions.jsonl (kept outside the repo)"
+    return ""
+
+
 def named_site(name: str, questions: str | None = None, environ: Mapping[str, str] = os.environ) -> Site:
     """One of the named sites; exits naming the fix when a held-out corpus is missing."""
     if name == TUNED:
         return Site(TUNED, REPO / "content", Path(questions or HERE / "questions.jsonl"))
     root = corpus_root(name, environ)
-    if not root.is_dir():
-        raise SystemExit(missing_corpus(name, root))
+    missing = available(name, environ)
+    if missing and not (questions and root.is_dir()):
+        raise SystemExit(missing)
     folder = HERE / name
-    followups = folder / "followups.jsonl"
-    return Site(name, root, Path(questions or folder / "questions.jsonl"), folder / "site.toml",
-                followups if followups.is_file() and not questions else None)
+    outside = questions_folder(name)
+    kept = outside or folder
+    followups = kept / "followups.jsonl"
+    return Site(name, root, Path(questions or kept / "questions.jsonl"), folder / "site.toml",
+                followups if followups.is_file() and not questions else None, figures_only=outside is not None)
 
 
 def resolve_sites(choice: str, questions: str | None = None, site_config: str | None = None,
@@ -72,14 +96,14 @@ def resolve_sites(choice: str, questions: str | None = None, site_config: str | 
     """The sites to evaluate for `--site` and, for `all`, why each skipped one was skipped."""
     if choice == "all":
         if questions:
-            raise SystemExit("--questions names one site's set: use it with --site content|cypress|starlight|DIR")
+            raise SystemExit("--questions names one site's set: use it with --site content|cypress|starlight|mintlify|DIR")
         sites, skipped = [named_site(TUNED)], []
         for name in HELD_OUT:
-            root = corpus_root(name, environ)
-            if root.is_dir():
-                sites.append(named_site(name, environ=environ))
+            missing = available(name, environ)
+            if missing:
+                skipped.append(missing)
             else:
-                skipped.append(missing_corpus(name, root))
+                sites.append(named_site(name, environ=environ))
         return sites, skipped
     if choice in NAMED:
         return [named_site(choice, questions, environ)], []
