@@ -58,10 +58,13 @@ def missing_corpus(name: str, root: Path) -> str:
     return f"the {HELD_OUT[name].folder} corpus is not at {root}; set {HELD_OUT[name].env} to its folder"
 
 
-def questions_folder(name: str) -> Path | None:
-    """Where a held-out set kept outside the repo has its questions (../shared/eval/<name>), or None for one kept here."""
+def questions_folder(name: str, environ: Mapping[str, str] = os.environ) -> Path | None:
+    """Where a held-out set kept outside the repo has its questions ($<NAME>_QUESTIONS, else ../shared/eval/<name>),
+    or None for a set kept here."""
     held = HELD_OUT[name]
-    return REPO.parent / "shared" / "eval" / held.questions if held.questions else None
+    if not held.questions:
+        return None
+    return Path(environ.get(f"{name.upper()}_QUESTIONS") or REPO.parent / "shared" / "eval" / held.questions)
 
 
 def available(name: str, environ: Mapping[str, str] = os.environ) -> str:
@@ -69,7 +72,7 @@ def available(name: str, environ: Mapping[str, str] = os.environ) -> str:
     root = corpus_root(name, environ)
     if not root.is_dir():
         return missing_corpus(name, root)
-    folder = questions_folder(name)
+    folder = questions_folder(name, environ)
     if folder is not None and not (folder / "questions.jsonl").is_file():
         return f"the {name} questions are not at {folder}/questions.jsonl (kept outside the repo)"
     return ""
@@ -84,7 +87,7 @@ def named_site(name: str, questions: str | None = None, environ: Mapping[str, st
     if missing and not (questions and root.is_dir()):
         raise SystemExit(missing)
     folder = HERE / name
-    outside = questions_folder(name)
+    outside = questions_folder(name, environ)
     kept = outside or folder
     followups = kept / "followups.jsonl"
     return Site(name, root, Path(questions or kept / "questions.jsonl"), folder / "site.toml",

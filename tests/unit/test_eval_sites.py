@@ -19,13 +19,30 @@ FIELDS = {"id": str, "question": str, "kind": str, "groups": list, "answerable":
 
 def test_all_runs_every_set_whose_corpus_exists_and_names_the_ones_it_skipped(tmp_path):
     (tmp_path / "starlight").mkdir()
-    environ = {"CYPRESS_DOCS": str(tmp_path / "nowhere"), "STARLIGHT_DOCS": str(tmp_path / "starlight")}
+    (tmp_path / "mintlify").mkdir()
+    environ = {"CYPRESS_DOCS": str(tmp_path / "nowhere"), "STARLIGHT_DOCS": str(tmp_path / "starlight"),
+               "MINTLIFY_DOCS": str(tmp_path / "mintlify"), "MINTLIFY_QUESTIONS": str(tmp_path / "no-questions")}
     sites, skipped = resolve_sites("all", environ=environ)
     assert [s.name for s in sites] == ["content", "starlight"]
-    assert skipped == [f"the cypress-docs corpus is not at {tmp_path / 'nowhere'}; set CYPRESS_DOCS to its folder"]
+    assert skipped == [f"the cypress-docs corpus is not at {tmp_path / 'nowhere'}; set CYPRESS_DOCS to its folder",
+                       f"the mintlify questions are not at {tmp_path / 'no-questions'}/questions.jsonl (kept outside "
+                       "the repo)"]
     starlight = sites[1]
     assert starlight.content == tmp_path / "starlight" and starlight.config == HERE / "starlight" / "site.toml"
     assert starlight.followups == HERE / "starlight" / "followups.jsonl" and sites[0].followups is None
+
+
+def test_a_set_written_outside_the_team_is_read_from_beside_the_repo_and_reported_as_figures_only(tmp_path):
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "questions").mkdir()
+    (tmp_path / "questions" / "questions.jsonl").write_text("")
+    (tmp_path / "questions" / "followups.jsonl").write_text("")
+    environ = {"MINTLIFY_DOCS": str(tmp_path / "corpus"), "MINTLIFY_QUESTIONS": str(tmp_path / "questions")}
+    [site], _ = resolve_sites("mintlify", environ=environ)
+    assert site.figures_only and site.questions == tmp_path / "questions" / "questions.jsonl"
+    assert site.followups == tmp_path / "questions" / "followups.jsonl" and site.config == HERE / "mintlify" / "site.toml"
+    [starlight], _ = resolve_sites("starlight", environ={"STARLIGHT_DOCS": str(tmp_path / "corpus")})
+    assert not starlight.figures_only
 
 
 def test_a_set_asked_for_by_name_without_its_corpus_is_an_error_naming_the_variable(tmp_path):
