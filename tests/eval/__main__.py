@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import html
 import json
 import os
 import re
@@ -33,7 +34,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .anchor_oracle import ORACLE_SLUGGERS, oracle_anchor_validity, oracle_folder
 from .sites import HERE, NAMED, REPO, TUNED, Site, resolve_sites
@@ -53,19 +54,19 @@ def anchor_validity(corpus: Any, urls: set[str], oracle: Path | None = None) -> 
 
     if oracle is not None:
         return oracle_anchor_validity(corpus, urls, oracle)
-    base = corpus.site.base_url.rstrip("/")
+    base = urlsplit(corpus.site.base_url).path.rstrip("/")  # "https://www.mintlify.com/docs" serves under /docs
     rendered: dict[str, set[str]] = {}
     ok = {}
     for url in urls:
         parts = urlsplit(url)
         slug = parts.path[len(base):].strip("/") if parts.path.startswith(base) else parts.path.strip("/")
-        anchor = parts.fragment.split(":~:")[0]
+        anchor = unquote(parts.fragment.split(":~:")[0])
         page = corpus.page(slug or "index")
         if page is None:
             ok[url] = False
             continue
         if slug not in rendered:
-            rendered[slug] = set(re.findall(r'\sid="([^"]+)"', render_html(page)))
+            rendered[slug] = {html.unescape(i) for i in re.findall(r'\sid="([^"]+)"', render_html(page))}
         ok[url] = not anchor or anchor in rendered[slug]
     return ok
 
