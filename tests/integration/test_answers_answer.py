@@ -83,11 +83,12 @@ def test_off_topic_quotes_make_a_refusal_that_says_why(answerer, question, never
     assert any(never_mentioned in p.text for p in answer.problems), answer.problems
 
 
-def test_a_staff_only_duration_asked_anonymously_is_refused_not_answered_with_24_7(answerer):
+def test_a_staff_only_duration_asked_anonymously_is_never_answered_with_24_7(answerer):
     # The public docs say "Enterprise customers can page 24/7 support from the dashboard": a quote that
     # names "support" and "dashboard" and states no duration. The answer is on a staff page.
+    # Never an Answer: at most the closest public passages, labelled as not stating it.
     answer = answerer.ask("Can support look at a customer's dashboard as them, and for how long?", Viewer.anonymous())
-    assert answer.state == "refused" and not answer.claims, [c.text for c in answer.claims]
+    assert answer.outcome != "answer" and not any(c.role == "direct" for c in answer.claims), [c.text for c in answer.claims]
     assert not any("internal/" in h.chunk.id for h in answer.retrieval.hits)
 
 
