@@ -128,12 +128,15 @@ def test_reserve_after_slugs_changes_nothing() -> None:
 
 
 def test_sluggers_registry() -> None:
-    assert set(SLUGGERS) == {"github", "github-case"}
+    assert set(SLUGGERS) == {"github", "github-case", "mintlify"}
     first, second = SLUGGERS["github"](), SLUGGERS["github"]()
     assert isinstance(first, Slugger) and first is not second
     first.slug("Intro")
     assert second.slug("Intro") == "intro"  # fresh, independent state
     assert SLUGGERS["github-case"]().slug("Intro") == "Intro"
+    mintlify = SLUGGERS["mintlify"]()
+    assert [mintlify.slug("Intro"), mintlify.slug("Intro")] == ["intro", "intro-2"]
+    assert SLUGGERS["mintlify"]().slug("Intro") == "intro"  # fresh, independent state
     with pytest.raises(TypeError):
         SLUGGERS["other"] = Slugger  # type: ignore[index]
 
