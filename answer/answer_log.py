@@ -28,6 +28,9 @@ MAX_REASON_CHARS = 500
 # Ratings kept per answer. Visitors are anonymous, so a script could otherwise grow the log without
 # bound through one answer id; real feedback on one answer never comes close.
 MAX_RATINGS_PER_ANSWER = 50
+# The stored records (`record.to_json`, written with json.dumps' default separators) of answers that showed only
+# Related passages: the content-gap report takes them with the refusals, in both databases alike.
+RELATED_RECORDS = '%"outcome": "related"%'
 log = logging.getLogger(__name__)
 
 

@@ -40,6 +40,7 @@ from .answer_log import (
     MAX_RATINGS_PER_ANSWER,
     MAX_REASON_CHARS,
     RATINGS,
+    RELATED_RECORDS,
     AnswerLog,
     GapIndex,
     GapRow,
@@ -321,14 +322,16 @@ class SQLiteAuditLog:
     # -- the content-gap report -------------------------------------------------------------------------
 
     def gap_rows(self, since: float) -> list[GapRow]:
-        """Answers since `since` that were refused, unverified or rated down, newest first, with their feedback."""
+        """Answers since `since` that were refused, unverified, only Related passages or rated down, newest first,
+        with their feedback (`RELATED_RECORDS` matches the outcome as the record's JSON spells it)."""
         if not self.path.exists():
             return []
         with self._read() as connection:
             rows = connection.execute(
-                "SELECT id, record FROM answers WHERE created >= ? AND (state IN ('refused', 'unverified') OR EXISTS"
+                "SELECT id, record FROM answers WHERE created >= ? AND (state IN ('refused', 'unverified')"
+                " OR record LIKE ? OR EXISTS"
                 " (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down'))"
-                " ORDER BY created DESC, id", (since,)).fetchall()
+                " ORDER BY created DESC, id", (since, RELATED_RECORDS)).fetchall()
             down = connection.execute(
                 "SELECT f.answer_id, f.reason FROM feedback f JOIN answers a ON a.id = f.answer_id"
                 " WHERE f.rating = 'down' AND a.created >= ? ORDER BY f.rowid", (since,)).fetchall()

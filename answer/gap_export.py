@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from .gaps import Gap, GapReport
 
-CSV_COLUMNS = ("rank", "count", "refused", "unverified", "rated_down", "label", "examples", "reasons", "feedback",
+CSV_COLUMNS = ("rank", "count", "refused", "related", "unverified", "rated_down", "label", "examples", "reasons", "feedback",
                "sections", "answer_ids")
 
 
@@ -33,7 +33,7 @@ def report_csv(report: GapReport) -> str:
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; and a \r a visitor typed is then quoted too
     writer.writerow(CSV_COLUMNS)
     for rank, gap in enumerate(report.gaps, start=1):
-        writer.writerow([rank, gap.count, gap.refused, gap.unverified, gap.rated_down] + [inert(cell) for cell in (
+        writer.writerow([rank, gap.count, gap.refused, gap.related, gap.unverified, gap.rated_down] + [inert(cell) for cell in (
             gap.label, " | ".join(e.question for e in gap.examples), " | ".join(f"{r} (x{n})" for r, n in gap.reasons),
             " | ".join(gap.feedback), " | ".join(s.url for s in gap.sections), " ".join(gap.answer_ids))])
     return out.getvalue()
@@ -69,5 +69,5 @@ def report_text(report: GapReport, limit: int = 30) -> str:
 
 def _tally(gap: Gap) -> str:
     parts = [f"{gap.count} answers"] + [f"{n} {what}" for n, what in ((gap.refused, "refused"),
-             (gap.unverified, "unverified"), (gap.rated_down, "not helpful")) if n]
+             (gap.related, "related passages only"), (gap.unverified, "unverified"), (gap.rated_down, "not helpful")) if n]
     return ", ".join(parts)

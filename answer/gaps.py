@@ -1,7 +1,9 @@
 """The content-gap report: what visitors asked that the docs did not answer, grouped by topic, largest first.
 
-Every refusal is a question the docs did not answer, every unverified answer
-one they could not back, and every thumbs-down an answer that did not help.
+Every refusal is a question the docs did not answer, every answer of Related
+passages only one they came close to without answering (the docs seem to cover
+it: a section scored high), every unverified answer one they could not back, and
+every thumbs-down an answer that did not help.
 The report takes those of a period from the answer log, keeps only answers
 whose every retrieved section the reader may read (`answer.readable`, the
 audit view's rule), groups their questions by meaning (`answer.clusters`)
@@ -38,7 +40,7 @@ from .answer_log import AnswerLog, GapRow
 from .clusters import THRESHOLD, central, cluster
 from .errors import AuditError
 from .readable import fully_readable, live_hashes, needs_lookup
-from .record import REFUSED, UNVERIFIED, State
+from .record import REFUSED, RELATED, UNVERIFIED, State
 from .redaction import redact
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,12 @@ class Gap:
     feedback: tuple[str, ...]  # visitors' reasons for a thumbs-down, newest answer first
     sections: tuple[Section, ...]
     answer_ids: tuple[str, ...]  # every answer of the group, newest first
+    related: int = 0  # answers that showed only Related passages: the docs seem to cover it, no direct answer was given
+
+    @property
+    def covered(self) -> bool:
+        """The docs seem to cover this topic (most of its answers showed the closest passages), but gave no answer."""
+        return self.related > 0 and 2 * self.related >= self.count
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,7 @@ def _gap(label: str, rows: list[GapRow]) -> Gap:
     seen: Counter[str] = Counter()
     for row in rows:
         record = row.record
-        if record.state in (REFUSED, UNVERIFIED):
+        if record.state in (REFUSED, UNVERIFIED) or record.outcome == RELATED:
             reasons.update({reason_text(p.text) for p in record.problems} or
                            ({NOTHING_RETRIEVED} if not record.retrieved else set()))
         once: dict[str, Section] = {}  # a section split in parts counts once per answer, under its first part
@@ -201,7 +209,7 @@ def _gap(label: str, rows: list[GapRow]) -> Gap:
     return Gap(
         label=label, count=len(rows),
         refused=sum(r.record.state == REFUSED for r in rows), unverified=sum(r.record.state == UNVERIFIED for r in rows),
-        rated_down=sum(r.down > 0 for r in rows),
+        rated_down=sum(r.down > 0 for r in rows), related=sum(r.record.outcome == RELATED for r in rows),
         examples=tuple(Example(r.record.answer_id, redact(r.record.question), r.record.created, r.record.state, r.down)
                        for r in rows[:EXAMPLES]),
         reasons=tuple((redact(text), n) for text, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:REASONS]),

@@ -24,15 +24,18 @@ _NUMBERS = itertools.count(1)
 
 def refusal(question: str, *, created: float, chunks: Sequence[Chunk] = (), groups: Sequence[str] = (),
             state: State = "refused", reasons: Sequence[str] = ("the quote does not address the question closely enough",),
-            answer_id: str | None = None) -> Answer:
-    """An answer as the log stores it; `reasons` become the findings of a refusal, like the answer gate's."""
+            answer_id: str | None = None, related: bool = False) -> Answer:
+    """An answer as the log stores it; `reasons` become the findings of a refusal, like the answer gate's.
+
+    `related` (with state "answered"): an answer that showed only Related passages, for the same reasons.
+    """
     number = next(_NUMBERS)
     viewer = Viewer.of(groups)
     hits = tuple(Hit(f"c{i}", chunk, 0.5) for i, chunk in enumerate(chunks, start=1))
     return Answer(id=answer_id or f"{number:016x}", question=question, state=state, claims=(),
                   retrieval=RetrievalSet(id=f"r{number}", question=question, viewer=viewer, hits=hits),
                   problems=tuple(Finding(f"not an answer: {r}") for r in reasons) if chunks else (),
-                  generator="seeded", created=created)
+                  generator="seeded", created=created, related=related)
 
 
 def seed(audit: AnswerLog, answers: Sequence[Answer]) -> list[str]:

@@ -132,6 +132,25 @@ def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones
     assert [(s.url, s.answers) for s in gap.sections] == [(PUBLIC_CHUNK.url, 3)]
 
 
+def test_a_documented_topic_answered_only_with_related_passages_is_apart_from_a_missing_one(make_log):
+    """The gap report sent authors to write what exists: a false refusal is not a missing page."""
+    answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK],
+                       state="answered", related=True),
+               refusal("set up saml single sign-on how", created=NOW - 250, chunks=[PUBLIC_CHUNK],
+                       state="answered", related=True),
+               refusal("is there a terraform provider", created=NOW - 200, chunks=[PUBLIC_CHUNK],
+                       reasons=("the cited section never mentions Terraform",)),
+               refusal("what colour is the logo", created=NOW - 50, chunks=[PUBLIC_CHUNK], state="answered")]
+    audit, store, embedder = world(make_log, answers)
+    found = {g.label: g for g in report(audit, store, embedder).gaps}
+    assert len(found) == 2, found.keys()  # the two SAML questions group; the logo's Answer is not a gap
+    covered = [g for g in found.values() if g.covered]
+    missing = [g for g in found.values() if not g.covered]
+    assert len(covered) == 1 and covered[0].related == 2 and covered[0].count == 2
+    assert [s.url for s in covered[0].sections] == [PUBLIC_CHUNK.url]  # the sections found are shown for it
+    assert len(missing) == 1 and missing[0].refused == 1 and "terraform" in missing[0].label
+
+
 def test_since_bounds_the_period(make_log):
     answers = [refusal("old question about saml", created=NOW - 10 * DAY), refusal("new question about saml", created=NOW - 60)]
     audit, store, embedder = world(make_log, answers)
@@ -368,8 +387,19 @@ def test_the_csv_never_hands_a_spreadsheet_a_formula_a_visitor_typed():
                      sections=(), answer_ids=(f"a{i}",)) for i, t in enumerate(typed))
     rows = list(csv.reader(io.StringIO(report_csv(GapReport(since=0.0, answers=len(typed), gaps=gaps)), newline="")))[1:]
     for row, text in zip(rows, typed, strict=True):
-        label, example, feedback = row[5], row[6], row[8]
+        label, example, feedback = row[6], row[7], row[9]
         if text == "plain?":
             assert (label, example, feedback) == (text, text, text)
         else:
-            assert label == example == feedback == "'" + text and not row[7].startswith(("=", "+", "-", "@"))
+            assert label == example == feedback == "'" + text and not row[8].startswith(("=", "+", "-", "@"))
+
+
+def test_the_page_shows_topics_the_docs_seem_to_cover_apart_with_their_sections(tmp_path):
+    answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK],
+                       state="answered", related=True),
+               refusal("is there a terraform provider", created=NOW - 200, chunks=[PUBLIC_CHUNK],
+                       reasons=("the cited section never mentions Terraform",))]
+    page = client(tmp_path, answers, identity_header="X-Groups").get("/gaps", headers={"X-Groups": "staff"}).text
+    covered, missing = page.split('id="covered"', 1)[1].split('id="missing"', 1)
+    assert "saml single sign-on" in covered and f'href="{PUBLIC_CHUNK.url}"' in covered and "terraform" not in covered
+    assert "terraform" in missing and "saml" not in missing
