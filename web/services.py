@@ -309,7 +309,7 @@ class Services:
         return report
 
     @property
-    def chunks(self) -> list[Chunk]:
+    def chunks(self) -> Sequence[Chunk]:
         """The sections the docs search runs over: as the shared index holds them, access included.
 
         Not this replica's own parse: after another replica publishes a restriction, the index has it at
@@ -318,7 +318,7 @@ class Services:
         """
         snapshot = self._served()
         if snapshot is not None:
-            return list(snapshot.table().chunks)
+            return snapshot.table().chunks  # the served table's own tuple: no copy per search
         corpus = self.corpus  # may reload, which drops the cached chunks
         if self._chunks is None:
             self._chunks = corpus.chunks()
