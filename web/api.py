@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from answer.answer_log import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, AnswerLog
+from answer.pipeline import Answer
 
 from .owner import read_owner
 from .questions import read_question
@@ -30,18 +32,29 @@ async def api_ask(request: Request) -> Response:
     it (or the chat page's cookie); else it forks. A token minted for this
     request comes back as `owner_token`.
     """
-    state = state_of(request)
     body = await read_json(request)
     if isinstance(body, Response):
         return body
-    question = read_question(body.get("question"))  # a QuestionError is a 400, worded by `failures`
+    _, reply = await ask(request, body)
+    return JSONResponse(reply)
+
+
+async def ask(request: Request, body: Mapping[str, object]) -> tuple[Answer, dict[str, object]]:
+    """Answer `body`'s question in its thread for this request's reader: the answer and the API's JSON for it.
+
+    The one reading of a question body, shared by `POST /api/ask` and the MCP
+    `ask_docs` tool: a QuestionError or ThreadIdError is the caller's mistake,
+    worded by `failures`.
+    """
+    state = state_of(request)
+    question = read_question(body.get("question"))
     viewer = state.viewer(request)
     version = state.version(body.get("version"))
     owner = read_owner(request, body.get("owner_token"))  # a ThreadIdError is a 400, like an unminted thread_id
     thread_id = await asyncio.to_thread(state.services.threads.follow, body.get("thread_id"), viewer, owner.token)
     answer, rewritten = await state.answer_in_thread(question, thread_id, viewer, version, owner.token)
     minted = {"owner_token": owner.token} if owner.minted else {}
-    return JSONResponse(answer.to_dict() | {"thread_id": thread_id, "asked": question, "rewritten": rewritten.rewritten} | minted)
+    return answer, answer.to_dict() | {"thread_id": thread_id, "asked": question, "rewritten": rewritten.rewritten} | minted
 
 
 async def feedback(request: Request) -> Response:

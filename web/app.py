@@ -28,7 +28,7 @@ from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableErr
 from retrieval.protocols import StoreReader
 from retrieval.store import ChromaStore
 
-from . import api, health, render, routes, staff
+from . import agents, api, health, llms_txt, render, routes, staff
 from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
@@ -36,7 +36,7 @@ from .limits import InputLimits
 from .metrics import Metrics
 from .origin import SameOrigin
 from .questions import QuestionError
-from .ratelimit import RateLimit
+from .ratelimit import Budgets, RateLimit
 from .request_ids import RequestIds
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services
@@ -62,6 +62,10 @@ def create_app(
     metrics = Metrics(lambda: services.store)
     services = Services(settings, answerer, store, corpus, index=index, observers=[metrics.observe])
     state = AppState(settings, services, templates)
+    budgets = Budgets(rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
+                      database=lambda: services.audit)
+    mcp = agents.AgentEndpoint(agents.mcp_server(budgets), host=settings.host,
+                               origins=allowed_origins(settings.cors_origins))
 
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
         return content_security_policy(frame_ancestors(settings.frame_ancestors, services.corpus.site.base_url))
@@ -78,9 +82,13 @@ def create_app(
             Route("/readyz", health.readyz),
             Route("/metrics", metrics.endpoint),
             Route("/docs/search", routes.docs_search),
+            Route("/docs/{path:path}.md", llms_txt.page_md),  # the page as Markdown, for agents
             Route("/docs/{path:path}", routes.docs),
             Route("/docs", routes.docs),
             *staff.ROUTES,
+            Route(agents.PATH, mcp),  # the MCP server (streamable HTTP) for coding agents
+            Route("/llms.txt", llms_txt.llms),
+            Route("/llms-full.txt", llms_txt.llms_full),
             Route("/widget.js", routes.widget),
             Route("/static/widget.js", routes.widget),  # the file alone lacks turn.js: both addresses serve the bundle
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
@@ -89,9 +97,9 @@ def create_app(
                     Middleware(CORS, origins=allowed_origins(settings.cors_origins)),
                     Middleware(SecurityHeaders, csp=csp, identity_header=settings.identity_header), Middleware(InputLimits, body_timeout=settings.read_timeout),
                     Middleware(SameOrigin, origins=allowed_origins(settings.cors_origins)),
-                    Middleware(RateLimit, rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
-                               database=lambda: services.audit)],
+                    Middleware(RateLimit, budgets=budgets)],
         exception_handlers=dict.fromkeys(_MAPPED, _failed),
+        lifespan=mcp.lifespan(),
     )
     app.state.web = state
     app.state.services = services  # for the server's entrypoint and tests

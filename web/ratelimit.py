@@ -6,6 +6,9 @@ database, so every worker of `make serve WORKERS=n` draws from the same ones,
 and with DATABASE_URL every replica too.
 The chat page's htmx `POST /ask` only returns the shell that opens the stream,
 so it checks the budget without spending it: one question costs one request.
+An agent's `ask_docs` call on `/mcp` spends from the same question budget
+(`Budgets.spend`, called by the tool: one MCP request may be a question or a
+listing that costs nothing).
 """
 
 from __future__ import annotations
@@ -26,12 +29,10 @@ log = logging.getLogger(__name__)
 _WHAT = {ASK: "questions", FEEDBACK: "ratings"}
 
 
-class RateLimit:
-    """Refuse a client's request with a 429 and Retry-After once its budget for that kind of request is spent."""
+class Budgets:
+    """Every client's budgets, kept once per app: the middleware spends them per request, the MCP tools per question."""
 
-    def __init__(self, app: Any, *, rate: Rate | None, trusted_header: str,
-                 database: Callable[[], AnswerLog | None]) -> None:
-        self.app = app
+    def __init__(self, *, rate: Rate | None, trusted_header: str, database: Callable[[], AnswerLog | None]) -> None:
         self.rate = rate
         self.trusted_header = trusted_header
         self._database = database
@@ -48,18 +49,36 @@ class RateLimit:
             self._limiter = audit.limiter() if audit is not None else MemoryLimiter()
         return self._limiter
 
+    def spend(self, kind: str, scope: Any, *, consume: bool = True) -> tuple[Failure, float] | None:
+        """Take one `kind` request from this client's budget: None when it may go ahead, else the 429 and the wait."""
+        limiter = self.limiter() if self.rate is not None else None
+        if limiter is None or self.rate is None:
+            return None
+        key = f"{kind}:{client_address(scope, self.trusted_header)}"
+        wait = limiter.take(key, self.rate, time.time(), consume=consume)
+        if wait <= 0:
+            return None
+        message = (f"Too many {_WHAT[kind]} from your address: the limit is {self.rate}. "
+                   f"Please try again in {max(1, round(wait))} s.")
+        return Failure(429, message), wait
+
+
+class RateLimit:
+    """Refuse a client's request with a 429 and Retry-After once its budget for that kind of request is spent."""
+
+    def __init__(self, app: Any, *, budgets: Budgets) -> None:
+        self.app = app
+        self.budgets = budgets
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        kind = guarded(scope) if scope["type"] == "http" and self.rate is not None else None
-        limiter = self.limiter() if kind is not None else None
-        if kind is None or limiter is None or self.rate is None:
+        kind = guarded(scope) if scope["type"] == "http" and self.budgets.rate is not None else None
+        if kind is None:
             await self.app(scope, receive, send)
             return
         htmx_shell = scope["path"] == "/ask" and any(k.lower() == b"hx-request" for k, _ in scope.get("headers") or [])
-        key = f"{kind}:{client_address(scope, self.trusted_header)}"
-        wait = limiter.take(key, self.rate, time.time(), consume=not htmx_shell)
-        if wait > 0:
-            message = (f"Too many {_WHAT[kind]} from your address: the limit is {self.rate}. "
-                       f"Please try again in {max(1, round(wait))} s.")
-            await refusal(scope, Failure(429, message), retry_after=wait)(scope, receive, send)
+        refused = self.budgets.spend(kind, scope, consume=not htmx_shell)
+        if refused is not None:
+            problem, wait = refused
+            await refusal(scope, problem, retry_after=wait)(scope, receive, send)
             return
         await self.app(scope, receive, send)
