@@ -19,7 +19,8 @@ this process's memory, so any worker or replica answers any call (threads go
 through `thread_id`, as in the API). A browser page on another site may not
 drive it (the same Origin rule as the answer-creating routes), and a server
 bound to a loopback address also checks Host, which is what stops a DNS
-rebinding page from reaching a developer's local server.
+rebinding page from reaching a developer's local server; a reverse proxy that
+passes its public Host has that name listed in MCP_HOSTS.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -240,24 +242,49 @@ async def section(state: AppState, request: Request, section_id: object) -> dict
 
 # -- the endpoint -------------------------------------------------------------------------------------------
 
-def transport_security(host: str) -> TransportSecuritySettings:
-    """Host and Origin checks for a server on a loopback address (DNS rebinding); off elsewhere, where the
-    deployment's proxy decides which hosts reach it and `cross_site` still refuses other sites' pages."""
-    if host not in LOOPBACK:
+def answered_hosts(bind: str, configured: str) -> frozenset[str] | None:
+    """The Host names `/mcp` answers on, or None for any: the loopback names on a loopback bind, and MCP_HOSTS.
+
+    A developer's server on 127.0.0.1 must not answer a page whose own name
+    was rebound to 127.0.0.1 (DNS rebinding: the browser then sends that name
+    as Host and as Origin, and the page looks same-origin). Bound elsewhere
+    with no MCP_HOSTS, the names that reach the server are the deployment's
+    business, and other sites' pages are still refused by Origin.
+    """
+    extra = {h.strip().lower().strip("[]") for h in configured.split() if h.strip()}
+    if bind not in LOOPBACK and not extra:
+        return None
+    return frozenset({name.strip("[]") for name in LOOPBACK} | extra)
+
+
+def transport_security(hosts: frozenset[str] | None) -> TransportSecuritySettings:
+    """The SDK's own Host and Origin checks, given the same names (any port)."""
+    if hosts is None:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    hosts = ["127.0.0.1", "localhost", "[::1]"]
+    names = sorted(f"[{h}]" if ":" in h else h for h in hosts)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=hosts + [f"{h}:*" for h in hosts],
+                                     allowed_hosts=names + [f"{h}:*" for h in names],
                                      allowed_origins=[f"{scheme}://{h}{port}" for scheme in ("http", "https")
-                                                      for h in hosts for port in ("", ":*")])
+                                                      for h in names for port in ("", ":*")])
+
+
+def host_name(scope: Any) -> str:
+    """The name the request's Host header gives, lower-case, without port or IPv6 brackets ("" when unreadable)."""
+    raw = next((v for k, v in scope.get("headers") or [] if k.lower() == b"host"), b"")
+    try:
+        return (urlsplit("//" + raw.decode("latin-1")).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 class AgentEndpoint:
-    """`/mcp`: refuses a page on another site (403, as for the answer-creating routes), then hands over to the SDK."""
+    """`/mcp`: POST only; refuses another site's page (403, as the answer-creating routes do) and a Host it does not
+    answer on (421, naming MCP_HOSTS), then hands over to the SDK's stateless transport."""
 
-    def __init__(self, server: MCPServer, *, host: str, origins: frozenset[str]) -> None:
+    def __init__(self, server: MCPServer, *, bind: str, hosts: str, origins: frozenset[str]) -> None:
+        self.hosts = answered_hosts(bind, hosts)
         server.streamable_http_app(streamable_http_path=PATH, stateless_http=True, json_response=True,
-                                   max_request_body_size=MAX_BODY_BYTES, transport_security=transport_security(host))
+                                   max_request_body_size=MAX_BODY_BYTES, transport_security=transport_security(self.hosts))
         self.sessions: StreamableHTTPSessionManager = server.session_manager
         self.origins = origins
 
@@ -265,13 +292,18 @@ class AgentEndpoint:
         if scope.get("method") != "POST":
             # Stateless: a GET would open an event stream nothing is ever sent on, held until the client leaves
             # (the spec lets a server without one answer 405), and there is no session to DELETE.
-            await JSONResponse({"error": f"{PATH} takes MCP messages as POST requests (streamable HTTP, no event "
-                                         "stream, no sessions)"}, status_code=405, headers={"Allow": "POST"})(
-                scope, receive, send)
+            await _error(405, f"{PATH} takes MCP messages as POST requests (streamable HTTP, no event stream, no "
+                              "sessions)", scope, receive, send, {"Allow": "POST"})
+            return
+        name = host_name(scope)
+        if self.hosts is not None and name not in self.hosts:
+            await _error(421, f"{PATH} does not answer on the host {name[:100]!r} (only on "
+                              f"{', '.join(sorted(self.hosts))}): behind a reverse proxy that passes its public Host, "
+                              "list that name in MCP_HOSTS", scope, receive, send)
             return
         why = cross_site({k.lower(): v for k, v in scope.get("headers") or []}, self.origins)
         if why is not None:
-            await JSONResponse({"error": why}, status_code=403)(scope, receive, send)
+            await _error(403, why, scope, receive, send)
             return
         await self.sessions.handle_request(scope, receive, send)
 
@@ -285,3 +317,8 @@ class AgentEndpoint:
 
         return running
 
+
+
+async def _error(status: int, message: str, scope: Any, receive: Any, send: Any,
+                 headers: Mapping[str, str] | None = None) -> None:
+    await JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))(scope, receive, send)

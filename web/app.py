@@ -64,7 +64,7 @@ def create_app(
     state = AppState(settings, services, templates)
     budgets = Budgets(rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
                       database=lambda: services.audit)
-    mcp = agents.AgentEndpoint(agents.mcp_server(budgets), host=settings.host,
+    mcp = agents.AgentEndpoint(agents.mcp_server(budgets), bind=settings.host, hosts=settings.mcp_hosts,
                                origins=allowed_origins(settings.cors_origins))
 
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus

@@ -21,6 +21,7 @@ class Settings(AnswerSettings):
     identity_header: str = ""  # e.g. X-Forwarded-Groups from a trusted proxy; empty = everyone anonymous
     frame_ancestors: str = ""  # extra origins allowed to frame the UI (the docs site's origin is always allowed)
     cors_origins: str = ""  # space-separated origins whose pages may embed the widget (cross-origin API calls, no cookies)
+    mcp_hosts: str = ""  # MCP_HOSTS: space-separated Host names /mcp also answers on, beside the loopback ones
     thread_secret: str = field(default="", repr=False)  # signs thread ids; empty = DATA_DIR/thread_secret, created once
     # Off when Settings is built in code (tests, scripts); RATE_LIMIT defaults to DEFAULT_RATE_LIMIT from the environment.
     rate_limit: Rate | None = None
@@ -47,6 +48,7 @@ class Settings(AnswerSettings):
             "identity_header": env.get("IDENTITY_HEADER", "").strip(),
             "frame_ancestors": env.get("FRAME_ANCESTORS", "").strip(),
             "cors_origins": env.get("CORS_ORIGINS", "").strip(),
+            "mcp_hosts": env.get("MCP_HOSTS", "").strip(),
             "thread_secret": secret,
             "rate_limit": parse_rate(env.get("RATE_LIMIT", "").strip() or DEFAULT_RATE_LIMIT),
             "trusted_proxy_header": env.get("TRUSTED_PROXY_HEADER", "").strip(),

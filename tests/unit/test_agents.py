@@ -199,10 +199,18 @@ def test_a_page_on_another_site_may_not_drive_the_endpoint(client):
 
 
 def test_on_a_loopback_address_an_unknown_host_is_refused_against_dns_rebinding():
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     with app_client(base_url="http://rebound.example:8000") as c:
-        response = c.post("/mcp", headers=MCP, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert response.status_code == 421
-    with app_client(base_url="https://docs.example.com", host="0.0.0.0") as c:  # behind a proxy that picks hosts
+        response = c.post("/mcp", headers=MCP | {"origin": "http://rebound.example:8000"}, json=listing)
+    assert response.status_code == 421 and "list that name in MCP_HOSTS" in response.json()["error"]
+    for local in ("http://localhost:8000", "http://127.0.0.1", "http://[::1]:8000"):
+        with app_client(base_url=local) as c:
+            assert len(rpc(c, "tools/list")["tools"]) == 3, local
+    # Behind a proxy that passes its public Host: named in MCP_HOSTS, and the SDK's own check agrees.
+    with app_client(base_url="https://docs-bot.example.com", mcp_hosts="docs-bot.example.com") as c:
+        assert len(rpc(c, "tools/list", origin="https://docs-bot.example.com")["tools"]) == 3
+        assert c.post("/mcp", headers=MCP | {"host": "rebound.example"}, json=listing).status_code == 421
+    with app_client(base_url="https://docs.example.com", host="0.0.0.0") as c:  # the deployment decides the hosts
         assert len(rpc(c, "tools/list")["tools"]) == 3
 
 

@@ -23,7 +23,7 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
         "llm_quoting", "database_url"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
-        "trusted_proxy_header", "read_timeout", "metrics_token", "log_format", "shutdown_timeout"}
+        "trusted_proxy_header", "read_timeout", "metrics_token", "log_format", "shutdown_timeout", "mcp_hosts"}
 
 
 def test_the_whole_configuration_from_the_environment(tmp_path: Path) -> None:
