@@ -1,4 +1,5 @@
-"""The web app: chat page, streamed answers, JSON API, docs viewer and audit view (starlette + jinja2 + htmx).
+"""The web app: chat page, streamed answers, JSON API, docs viewer and audit view (starlette + jinja2 + htmx),
+and for coding agents the MCP endpoint and llms.txt (`agents`, `llms_txt`).
 
 `create_app(settings, *, answerer=None, store=None, corpus=None, index=None)` wires
 dependencies so tests inject their own; the real ones are built lazily on first
