@@ -55,7 +55,6 @@ from .questions import read_question
 from .ratelimit import Budgets
 from .state import AppState, state_of
 
-log = logging.getLogger(__name__)
 PATH = "/mcp"
 MAX_RESULTS = 20  # search_docs' limit, like the docs search page's
 DEFAULT_RESULTS = 5
@@ -115,7 +114,7 @@ def mcp_server(budgets: Budgets) -> MCPServer:
 
     @server.tool(description=READ_SECTION, annotations=ToolAnnotations(
         title="Read a docs section", read_only_hint=True, open_world_hint=False))
-    async def read_section(ctx: Context, id: str) -> dict[str, object]:  # noqa: A002 — the name agents see
+    async def read_section(ctx: Context, id: str) -> dict[str, object]:  # `id`: the name agents see
         request = request_of(ctx)
         return await _worded(section(state_of(request), request, id))
 
