@@ -112,7 +112,7 @@ async def llms(request: Request) -> Response:
     viewer = state.viewer(request)
     corpus = await asyncio.to_thread(lambda: state.services.corpus)
     text = llms_txt(corpus, readable_pages(corpus, viewer), origin_of(request))
-    return PlainTextResponse(text, media_type=TEXT, headers=_vary(state.settings.identity_header))
+    return PlainTextResponse(text, media_type=TEXT)
 
 
 async def llms_full(request: Request) -> Response:
@@ -127,8 +127,7 @@ async def llms_full(request: Request) -> Response:
         for page in readable_pages(corpus, viewer):
             yield markdown_of(page, corpus, origin) + "\n"
 
-    return StreamingResponse(iterate_in_threadpool(texts()), media_type=TEXT,
-                             headers=_vary(state.settings.identity_header))
+    return StreamingResponse(iterate_in_threadpool(texts()), media_type=TEXT)
 
 
 async def page_md(request: Request) -> Response:
@@ -140,11 +139,6 @@ async def page_md(request: Request) -> Response:
     page = corpus.page(slug)
     if page is None or not viewer.may_read(page.access):
         return PlainTextResponse(f"no page at /docs/{slug}.md; {origin_of(request)}/llms.txt lists the pages",
-                                 status_code=404, headers=_vary(state.settings.identity_header))
-    return Response(markdown_of(page, corpus, origin_of(request)), media_type=MARKDOWN,
-                    headers=_vary(state.settings.identity_header))
+                                 status_code=404)
+    return Response(markdown_of(page, corpus, origin_of(request)), media_type=MARKDOWN)
 
-
-def _vary(identity_header: str) -> dict[str, str]:
-    """What a cache must key these on: the reader's groups decide what is listed."""
-    return {"Vary": identity_header} if identity_header else {}
