@@ -31,6 +31,7 @@ from .documents import Chunk, Page
 from .errors import PageError, SiteConfigError
 from .ids import doc_id
 from .links import BrokenLink, check_links
+from .navigation import Navigation, read_navigation
 from .parser import parse_page
 from .partials import is_partial
 from .site import SiteConfig, load_site_config
@@ -89,8 +90,15 @@ class Corpus:
     @property
     def warnings(self) -> list[str]:
         """Everything worth an author's look that did not stop a page from being used, as `file:line: reason`."""
-        found = [*self.notes, *(w for page in self.pages for w in page.warnings), *(str(link) for link in self.broken_links)]
+        found = [*self.notes, *self.navigation.notes, *(w for page in self.pages for w in page.warnings),
+                 *(str(link) for link in self.broken_links)]
         return list(dict.fromkeys(found))  # a partial rendered by several pages is reported once
+
+    @functools.cached_property
+    def navigation(self) -> Navigation:
+        """Each page's place in the site's sidebar (navigation.py): its group path and order."""
+        return read_navigation(self.root, ((p.source, p.slug, p.front_matter) for p in self.pages),
+                               self.site.rules.name, self.site.rules.content_subdir)
 
     @functools.cached_property
     def versions(self) -> frozenset[str]:

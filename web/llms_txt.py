@@ -3,10 +3,16 @@
 Coding assistants fetch answers for developers, and an assistant that finds
 `/llms.txt` learns what the site is, which pages it has and that `/mcp` and
 `/api/ask` answer with verified quotes. Everything here is read from the
-corpus the docs viewer serves, and only the pages the reader may open are
-listed or served: anonymous readers get the public pages; with
-IDENTITY_HEADER the reader's groups decide, exactly as in the viewer. A page
-the reader may not open is a 404 worded like a page that does not exist.
+corpus the docs viewer serves, so a publish changes it at once.
+
+Public pages only, for every reader: these files are made to be fetched by
+programs, cached and pasted into other tools' context, where a reader's
+groups no longer travel with them. A page behind `access:` is never listed,
+and its `.md` is a 404 worded like a page that does not exist, even for a
+reader who may open it in the viewer.
+
+Pages are grouped as the site's navigation groups them (ingest/navigation.py:
+Mintlify's docs.json, Docusaurus categories, folders otherwise), in its order.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from ingest.corpus import Corpus
 from ingest.documents import Page
+from ingest.navigation import UNLISTED
 from ingest.page_markdown import page_markdown
 from retrieval.viewer import Viewer
 
@@ -29,28 +36,34 @@ from .state import state_of
 TEXT = "text/plain; charset=utf-8"
 MARKDOWN = "text/markdown; charset=utf-8"
 ROOT_GROUP = "Pages"  # the pages at the top of the content folder
+GROUP_JOINER = " › "
 MAX_DESCRIPTION_CHARS = 300
+PUBLIC_READER = Viewer.anonymous()
 
 
-def readable_pages(corpus: Corpus, viewer: Viewer) -> list[Page]:
-    """The pages this reader may open, grouped by folder (top-level pages first), each folder in sidebar order."""
-    pages = [p for p in corpus.pages if viewer.may_read(p.access)]
-    return sorted(pages, key=lambda p: (folder(p, corpus) != "", folder(p, corpus), PurePosixPath(p.source).stem != "index",
-                                        _position(p), p.title.lower(), p.slug))
+def public_pages(corpus: Corpus) -> list[Page]:
+    """The public pages in navigation order: each group where its first page is listed, pages in their order."""
+    pages = [p for p in corpus.pages if PUBLIC_READER.may_read(p.access)]
+    navigation = corpus.navigation
+
+    def key(page: Page) -> tuple[object, ...]:
+        place = navigation.place(page.source)
+        return (place.position, PurePosixPath(page.source).stem != "index", page.title.lower(), page.slug)
+
+    ordered = sorted(pages, key=key)
+    first_of_group: dict[str, int] = {}
+    for index, page in enumerate(ordered):
+        first_of_group.setdefault(group_of(page, corpus), index)
+    listed = navigation.source == "docs.json"
+    rank = {group: (index, 0, "") if listed and navigation.place(ordered[index].source).position != UNLISTED
+            else (len(ordered), int(group != ROOT_GROUP), group.lower())  # the rest by folder, the top level first
+            for group, index in first_of_group.items()}
+    return sorted(ordered, key=lambda p: rank[group_of(p, corpus)])
 
 
-def folder(page: Page, corpus: Corpus) -> str:
-    """The page's folder under the content root (a preset's pages folder left out), "" at the top."""
-    parent = PurePosixPath(page.source).parent
-    subdir = corpus.site.rules.content_subdir
-    if subdir and parent.is_relative_to(subdir):
-        parent = parent.relative_to(subdir)
-    return "" if str(parent) == "." else str(parent)
-
-
-def _position(page: Page) -> float:
-    value = page.front_matter.get("sidebar_position")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else float("inf")
+def group_of(page: Page, corpus: Corpus) -> str:
+    """The page's navigation group path as one heading, e.g. "Documentation › Get started"."""
+    return GROUP_JOINER.join(corpus.navigation.place(page.source).groups) or ROOT_GROUP
 
 
 def description(page: Page) -> str:
@@ -72,7 +85,7 @@ def llms_txt(corpus: Corpus, pages: Sequence[Page], origin: str) -> str:
              "one file.", ""]
     current: str | None = None
     for page in pages:
-        group = folder(page, corpus) or ROOT_GROUP
+        group = group_of(page, corpus)
         if group != current:
             lines += ([""] if current is not None else []) + [f"## {group}", ""]
             current = group
@@ -108,36 +121,30 @@ def origin_of(request: Request) -> str:
 
 async def llms(request: Request) -> Response:
     """`GET /llms.txt`."""
-    state = state_of(request)
-    viewer = state.viewer(request)
-    corpus = await asyncio.to_thread(lambda: state.services.corpus)
-    text = llms_txt(corpus, readable_pages(corpus, viewer), origin_of(request))
+    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
+    text = llms_txt(corpus, public_pages(corpus), origin_of(request))
     return PlainTextResponse(text, media_type=TEXT)
 
 
 async def llms_full(request: Request) -> Response:
-    """`GET /llms-full.txt`: every page the reader may open, as Markdown, one after another (streamed)."""
-    state = state_of(request)
-    viewer = state.viewer(request)
-    corpus = await asyncio.to_thread(lambda: state.services.corpus)
+    """`GET /llms-full.txt`: every public page as Markdown, one after another (streamed)."""
+    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
     origin = origin_of(request)
 
     def texts() -> Iterator[str]:
         yield f"# {corpus.site.name}\n\n"
-        for page in readable_pages(corpus, viewer):
+        for page in public_pages(corpus):
             yield markdown_of(page, corpus, origin) + "\n"
 
     return StreamingResponse(iterate_in_threadpool(texts()), media_type=TEXT)
 
 
 async def page_md(request: Request) -> Response:
-    """`GET /docs/<path>.md`: one page as Markdown, for a reader who may open it (else a 404 like a missing page)."""
-    state = state_of(request)
+    """`GET /docs/<path>.md`: one public page as Markdown (any other is a 404 like a missing page)."""
     slug = request.path_params.get("path", "").strip("/") or "index"
-    viewer = state.viewer(request)
-    corpus = await asyncio.to_thread(lambda: state.services.corpus)
+    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
     page = corpus.page(slug)
-    if page is None or not viewer.may_read(page.access):
+    if page is None or not PUBLIC_READER.may_read(page.access):
         return PlainTextResponse(f"no page at /docs/{slug}.md; {origin_of(request)}/llms.txt lists the pages",
                                  status_code=404)
     return Response(markdown_of(page, corpus, origin_of(request)), media_type=MARKDOWN)
