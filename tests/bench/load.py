@@ -4,6 +4,8 @@ A fixed number of requests at a fixed concurrency against 127.0.0.1, then it
 stops; reports requests/s, latency p50/p95, errors and the server's memory
 before and after (growth hints at leaks). `run_workers` does the same
 against `python -m web --workers N` over a `chroma run` server, for N = 1, 2, 4.
+`ask_docs` over `/mcp` is timed beside `/api/ask` in the same run, one
+request at a time, the same questions alternating (what MCP adds to an answer).
 """
 
 from __future__ import annotations
@@ -105,11 +107,36 @@ def _measure(base: str, pid: int, requests: int, concurrency: int) -> dict[str, 
             "server_rss_mb_before": rss_before, "server_rss_mb_after": _tree_rss_mb(pid)}
 
 
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+
+
+def _agents_beside_api(base: str, rounds: int = 3) -> dict[str, Any]:
+    """p50 of `POST /api/ask` and of `ask_docs` over `/mcp`, each question asked both ways in turn."""
+    api: list[float] = []
+    mcp: list[float] = []
+    with httpx.Client(base_url=base, timeout=120) as client:
+        for n in range(rounds * len(QUESTIONS)):
+            question = QUESTIONS[n % len(QUESTIONS)]
+            started = time.perf_counter()
+            asked = client.post("/api/ask", json={"question": question})
+            api.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            called = client.post("/mcp", headers=MCP_HEADERS, json={
+                "jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "ask_docs", "arguments": {"question": question}}})
+            mcp.append(time.perf_counter() - started)
+            if asked.status_code != 200 or called.status_code != 200 or called.json()["result"].get("isError"):
+                return {"error": f"/api/ask {asked.status_code}, /mcp {called.status_code}: {called.text[:200]}"}
+    api_p50, mcp_p50 = sorted(api)[len(api) // 2], sorted(mcp)[len(mcp) // 2]
+    return {"questions": len(api), "api_ask_p50_ms": round(api_p50 * 1000, 1),
+            "mcp_ask_docs_p50_ms": round(mcp_p50 * 1000, 1), "mcp_over_api": round(mcp_p50 / api_p50, 3)}
+
+
 def run_load(*, data_dir: Path, content_dir: Path, requests: int, concurrency: int) -> dict[str, Any]:
     env = {"DATA_DIR": str(data_dir), "CONTENT_DIR": str(content_dir)}
     try:
         with _server(env, [], 1, data_dir.parent / "web-load.log", startup=120) as (base, pid):
-            return _measure(base, pid, requests, concurrency)
+            return {**_measure(base, pid, requests, concurrency), "agents": _agents_beside_api(base)}
     except RuntimeError as exc:
         return {"error": str(exc)}
 

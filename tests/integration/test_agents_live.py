@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import httpx
@@ -147,4 +148,19 @@ def test_llms_txt_lists_public_pages_only(site):
     assert httpx.get(f"{site}/docs/internal/overrides.md", timeout=30).status_code == 404
     assert STAFF_TEXT not in httpx.get(f"{site}/llms-full.txt", timeout=30).text
     staff = httpx.get(f"{site}/docs/internal/overrides.md", headers={GROUPS: "staff"}, timeout=30)
-    assert staff.status_code == 200 and STAFF_TEXT in staff.text
+    assert staff.status_code == 404 and STAFF_TEXT not in staff.text  # public pages only, whoever asks
+    assert "Refund overrides" not in httpx.get(f"{site}/llms.txt", headers={GROUPS: "staff"}, timeout=30).text
+
+
+def test_llms_txt_parses_as_the_format_says(site):
+    """llmstxt.org: one H1, a blockquote summary, then H2 sections whose items are Markdown links."""
+    lines = [line for line in httpx.get(f"{site}/llms.txt", timeout=30).text.splitlines() if line.strip()]
+    assert lines[0].startswith("# ") and lines[1].startswith("> ")
+    assert sum(line.startswith("# ") for line in lines) == 1
+    first_section = next(n for n, line in enumerate(lines) if line.startswith("## "))
+    assert all(not line.startswith(("- ", "## ")) for line in lines[2:first_section])  # prose before the sections
+    items = [line for line in lines[first_section:] if not line.startswith("## ")]
+    assert items and all(re.fullmatch(r"- \[[^\]]+\]\(https?://[^)\s]+\.md\)(: .+)?", line) for line in items), items
+    for line in items:
+        url = re.search(r"\((https?://[^)]+)\)", line).group(1)
+        assert httpx.get(url, timeout=30).status_code == 200, url
