@@ -14,6 +14,7 @@ from answer.draft import Draft, DraftClaim, Quote
 from answer.gate.features import spans_of
 from answer.spans import units
 from answer.verify import verify
+from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
@@ -58,3 +59,47 @@ def test_a_list_after_a_period_is_not_announced():
     text = "Adapters exist for many hosts.\n\n- Node\n- Deno"
     spans = [s for s in spans_of(_rset(text).hits[0], 0) if s.text.startswith("Adapters")]
     assert [s.text for s in spans] == ["Adapters exist for many hosts."]
+
+
+TABBED = """---
+title: Adapters
+---
+
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+## Add an adapter
+
+Adapters connect the server to a host. Add the Node adapter to your project with the `ferry add` command.
+
+<Tabs>
+  <TabItem value="npm" label="npm">
+
+```sh
+npx ferry add node
+```
+
+  </TabItem>
+  <TabItem value="pnpm" label="pnpm">
+
+```sh
+pnpm ferry add node
+```
+
+  </TabItem>
+</Tabs>
+
+Once added, the adapter runs on every build.
+"""
+
+
+@pytest.mark.parametrize("preset", ["docusaurus", "starlight", "mintlify"])
+def test_a_how_to_sentence_before_a_tabs_component_is_quoted_with_the_first_tab_s_command(tmp_path, preset: str):
+    (tmp_path / "site.toml").write_text(f'[site]\npreset = "{preset}"\n', encoding="utf-8")
+    (tmp_path / "adapters.mdx").write_text(TABBED, encoding="utf-8")
+    [chunk] = [c for c in load_corpus(tmp_path).chunks() if c.anchor == "add-an-adapter"]
+    hit = renumber("How do I add the Node adapter?", ANON, [(chunk, 1.0)]).hits[0]
+    [span] = [s for s in spans_of(hit, 0) if s.text.startswith("Add the Node adapter")]
+    assert span.introduces == "code"
+    assert span.text.endswith("```sh\nnpx ferry add node\n```")  # the first tab's block, whole, and only it
+    assert "pnpm" not in span.text and span.text in chunk.text
