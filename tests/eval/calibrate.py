@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for site in sites:
+        if site.figures_only:  # questions written outside the team: no per-question row of theirs is ever written
+            print(f"skipped: {site.name} is kept for figures only", file=sys.stderr)
+            continue
         corpus, store = build_index(settings.data_dir, site, embedder)
         retriever = open_retriever(settings, store=store, embedder=embedder)
         gate = build_judge(corpus.site, retriever, embedder)
