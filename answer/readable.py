@@ -42,6 +42,13 @@ def live_hashes(store: StoreReader, groups: frozenset[str], ids: Iterable[str]) 
     return {c.id: c.hash for c in store.chunks(groups=sorted(groups), ids=wanted)} if wanted else {}
 
 
+def deleted_handles(store: StoreReader, record: AnswerRecord) -> set[str]:
+    """Handles of the record's retrieved chunks no longer in the index for any group: deleted since, not restricted."""
+    ids = needs_lookup(record)
+    present = {c.id for c in store.chunks(ids=sorted(set(ids)))} if ids else set()
+    return {r.handle for r in record.retrieved if r.id and r.id not in present}
+
+
 def fully_readable(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> bool:
     """True when the reader may read every chunk the answer retrieved: the answer may be listed for them."""
     return len(readable_handles(record, groups, live)) == len(record.retrieved)

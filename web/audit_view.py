@@ -67,12 +67,21 @@ def _findings_of(record: AnswerRecord, i: int) -> tuple[tuple[Finding, ...], boo
 # -- what a staff reader may see of an answer given to someone else (which sources: `answer.readable`) ------
 
 RESTRICTED = "restricted source"
+RESTRICTED_WHY = "Your groups may not read this source."
+DELETED = "deleted source"
+DELETED_WHY = "Deleted from the docs since this answer; what it said is no longer shown."
 WITHHELD = "withheld: this attempt saw sources your groups may not read"
+WITHHELD_DELETED = "withheld: this attempt saw sources deleted from the docs since"
 WITHHELD_QUESTION = "withheld: this answer used sources your groups may not read"
+WITHHELD_DELETED_QUESTION = "withheld: this answer used sources deleted from the docs since"
 
 
-def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
+def redact(record: AnswerRecord, readable: set[str], deleted: set[str] | frozenset[str] = frozenset()) -> AnswerRecord:
     """The record with everything drawn from unreadable sources replaced by a placeholder, same shape.
+
+    A source in `deleted` (in the index for no group any more) says so: it is
+    withheld like a restricted one (a page taken down is taken out of past
+    answers too), but support staff are not told it is restricted when it is gone.
 
     Retrieved chunks and citations the reader may not read lose id, title, URL
     and text. A generator that saw such a chunk may have put its words
@@ -85,42 +94,58 @@ def redact(record: AnswerRecord, readable: set[str]) -> AnswerRecord:
     if all(r.handle in readable for r in record.retrieved):
         return record
     texts = [r.text for r in record.retrieved if r.handle in readable]
+    gone = {r.handle for r in record.retrieved if r.handle not in readable} <= deleted
+    note = WITHHELD_DELETED if gone else WITHHELD
+
+    def label(handle: str) -> str:
+        return DELETED if handle in deleted else RESTRICTED
+
     claims = tuple(claim if all(c.handle in readable for c in claim.citations) else
-                   replace(claim, text=RESTRICTED, reasons=(), citations=tuple(_restricted_citation(c) for c in claim.citations))
+                   replace(claim, text=DELETED if {c.handle for c in claim.citations} - readable <= deleted
+                           else RESTRICTED, reasons=(),
+                           citations=tuple(_withheld_citation(c, label(c.handle)) for c in claim.citations))
                    for claim in record.claims)
-    allowed = {c.text for c in claims if c.text != RESTRICTED}
+    allowed = {c.text for c in claims if c.text not in (RESTRICTED, DELETED)}
     return replace(
         record,
-        question=WITHHELD_QUESTION,  # the lists hide this answer whole: its question may name what it found
-        retrieved=tuple(r if r.handle in readable else _restricted_source(r.handle) for r in record.retrieved),
+        # the lists hide this answer whole: its question may name what it found
+        question=WITHHELD_DELETED_QUESTION if gone else WITHHELD_QUESTION,
+        retrieved=tuple(r if r.handle in readable else _withheld_source(r.handle, r.handle in deleted)
+                        for r in record.retrieved),
         claims=claims,
-        attempts=tuple(_redact_attempt(a, readable, texts, allowed) for a in record.attempts),
-        problems=_withheld(record.problems),  # findings quote the generator's text
-        hidden=(WITHHELD,) if record.hidden else (),
+        attempts=tuple(_redact_attempt(a, readable, texts, allowed, deleted, gone) for a in record.attempts),
+        problems=_withheld(record.problems, note),  # findings quote the generator's text
+        hidden=(note,) if record.hidden else (),
     )
 
 
-def _withheld(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
-    return (Finding(WITHHELD),) if findings else ()
+def _withheld(findings: tuple[Finding, ...], note: str) -> tuple[Finding, ...]:
+    return (Finding(note),) if findings else ()
 
 
-def _restricted_source(handle: str) -> Source:
-    return Source(handle, RESTRICTED, RESTRICTED, "", (), "", "", "Your groups may not read this source.")
+def _withheld_source(handle: str, deleted: bool) -> Source:
+    label, why = (DELETED, DELETED_WHY) if deleted else (RESTRICTED, RESTRICTED_WHY)
+    return Source(handle, label, label, "", (), "", "", why)
 
 
-def _restricted_citation(citation: Citation) -> Citation:
-    return Citation(handle=citation.handle, chunk_id=RESTRICTED, quote=RESTRICTED, start=0, end=0, url="", page_url="",
-                    title=RESTRICTED, heading_path=(), doc_version="", hash="")
+def _withheld_citation(citation: Citation, label: str) -> Citation:
+    return Citation(handle=citation.handle, chunk_id=label, quote=label, start=0, end=0, url="", page_url="",
+                    title=label, heading_path=(), doc_version="", hash="")
 
 
-def _redact_attempt(attempt: Attempt, readable: set[str], texts: list[str], allowed: set[str]) -> Attempt:
+def _redact_attempt(attempt: Attempt, readable: set[str], texts: list[str], allowed: set[str],
+                    deleted: set[str] | frozenset[str], gone: bool) -> Attempt:
+    def quoted(q: Quote) -> str:
+        if q.handle in readable and any(q.text in t for t in texts):
+            return q.text
+        return DELETED if q.handle in deleted else RESTRICTED
+
     draft = None
     if attempt.draft is not None:
         draft = Draft(refused=attempt.draft.refused, claims=tuple(
-            DraftClaim(tuple(Quote(q.handle, q.text if q.handle in readable and any(q.text in t for t in texts) else RESTRICTED)
-                             for q in claim.quotes),
-                       claim.text if claim.text in allowed else RESTRICTED)
+            DraftClaim(tuple(Quote(q.handle, quoted(q)) for q in claim.quotes),
+                       claim.text if claim.text in allowed else DELETED if gone else RESTRICTED)
             for claim in attempt.draft.claims))
-    return Attempt(feedback=_withheld(attempt.feedback), draft=draft, error=WITHHELD if attempt.error else "",
-                   findings=None if attempt.findings is None else _withheld(attempt.findings))
-
+    note = WITHHELD_DELETED if gone else WITHHELD
+    return Attempt(feedback=_withheld(attempt.feedback, note), draft=draft, error=note if attempt.error else "",
+                   findings=None if attempt.findings is None else _withheld(attempt.findings, note))

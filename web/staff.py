@@ -25,10 +25,10 @@ from starlette.routing import Route
 from answer.audit import LogRow
 from answer.errors import AuditError
 from answer.gaps import GapReport, gap_report, parse_since
-from answer.readable import fully_readable, live_hashes, needs_lookup, readable_handles
+from answer.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import STATES, AnswerRecord, attempt_json
 
-from .audit_view import WITHHELD_QUESTION, attempts, redact
+from .audit_view import attempts, redact
 from .failures import failure
 from .links import is_site_url, section_path
 from .state import AppState, state_of
@@ -142,11 +142,12 @@ async def answer_view(request: Request) -> Response:
     handles = await asyncio.to_thread(_readable, state, record, groups)
     changed = await asyncio.to_thread(changed_sources, state.services.store, record)
     whole = len(handles) == len(record.retrieved)
-    record = redact(record, handles)
+    deleted = await asyncio.to_thread(deleted_handles, state.services.store, record) if not whole else set()
+    record = redact(record, handles, deleted)
     shown = {c.chunk_id for claim in record.claims for c in claim.citations}
     ratings = await asyncio.to_thread(audit.feedback, record.answer_id)
     if not whole:  # a visitor's reason may restate what the answer said: withheld with the question
-        ratings = [replace(r, reason=WITHHELD_QUESTION if r.reason else "") for r in ratings]
+        ratings = [replace(r, reason=record.question if r.reason else "") for r in ratings]  # the withheld wording
     return state.page(request, "audit.html", {
         "record": record, "feedback": ratings, "attempts": attempts(record),
         "drafts": [attempt_json(a) for a in record.attempts],
