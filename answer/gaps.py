@@ -231,9 +231,9 @@ def parse_since(text: str, now: float, default_days: float) -> float:
 
 
 _PREFIX = re.compile(r"^(?:not an answer: |claim \d+ does not answer the question: )")
-_SCORES = re.compile(r"\s*\((?:score|best)[^)]*\)")
+_SCORES = re.compile(r"\s*\((?:score|best|\d+% of what)[^)]*\)")
 
 
 def reason_text(finding: str) -> str:
-    """A finding as a reason to count: without the claim number, and without the scores that differ every time."""
+    """A finding as a reason to count: without the claim number, and without the figures that differ every time."""
     return _SCORES.sub("", _PREFIX.sub("", finding)).strip()

@@ -32,6 +32,40 @@ class AttemptView:
     outcomes: tuple[Outcome, ...]
     findings_known: bool
     used: bool = False  # the answer was built from this attempt
+    refused_because: tuple[str, ...] = ()  # the generator's own reasons for refusing, when it gave any
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why the visitor got this outcome, in words a support person reads without the internals."""
+
+    headline: str
+    reasons: tuple[str, ...]  # the gate's findings, each with its figure in parentheses
+    closest: tuple[str, ...]  # the best-scored sections found, "title › heading (score 1.05)"
+
+
+CLOSEST_SHOWN = 3
+_NOT_AN_ANSWER = "not an answer: "
+HEADLINES = {
+    "answer": "Shown as an Answer: the quoted passages were judged to answer the question.",
+    "related": "Shown as Related passages: sections close to the question were found, but none was judged to "
+               "answer it directly.",
+    "refused": "Not in the docs: no section found answers the question.",
+}
+NOTHING_FOUND = "Not in the docs: no section of the docs matched the question."
+
+
+def explain(record: AnswerRecord) -> Explanation:
+    """The outcome in plain words, the reasons the gate gave, and the closest sections found with their scores."""
+    reasons = [f.text.removeprefix(_NOT_AN_ANSWER) for f in record.problems]
+    for attempt in record.attempts:
+        if attempt.used:
+            reasons += [r for r in attempt.reasons if r not in reasons]
+    readable = [r for r in record.retrieved if r.id not in (RESTRICTED, DELETED)]
+    ranked = sorted(readable, key=lambda r: -r.score)[:CLOSEST_SHOWN]
+    closest = tuple(f"{_place(r)} (score {r.score:.2f})" for r in ranked)
+    headline = NOTHING_FOUND if record.outcome == "refused" and not record.retrieved else HEADLINES[record.outcome]
+    return Explanation(headline, tuple(dict.fromkeys(reasons)), closest)
 
 
 def attempts(record: AnswerRecord) -> list[AttemptView]:
@@ -49,7 +83,7 @@ def attempts(record: AnswerRecord) -> list[AttemptView]:
             outcomes.append(Outcome(n, claim.text, tuple((q.handle, q.text) for q in claim.quotes),
                                     final.status if final is not None else "not shown", why))
         out.append(AttemptView(i + 1, attempt.error, tuple(f.text for f in attempt.feedback), tuple(outcomes), known,
-                               attempt.used))
+                               attempt.used, attempt.reasons))
     return out
 
 
@@ -62,6 +96,11 @@ def _findings_of(record: AnswerRecord, i: int) -> tuple[tuple[Finding, ...], boo
         return record.attempts[i + 1].feedback, True
     # a retry whose stored findings equal its own feedback means the first attempt was kept
     return record.problems, not (i and record.problems == attempt.feedback)
+
+
+def _place(source: Source) -> str:
+    heading = source.heading_path[-1] if source.heading_path else ""
+    return source.title if heading in ("", source.title) else f"{source.title} › {heading}"
 
 
 # -- what a staff reader may see of an answer given to someone else (which sources: `answer.readable`) ------

@@ -28,7 +28,7 @@ from answer.gaps import GapReport, gap_report, parse_since
 from answer.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import STATES, AnswerRecord, attempt_json
 
-from .audit_view import attempts, redact
+from .audit_view import attempts, explain, redact
 from .failures import failure
 from .links import is_site_url, section_path
 from .state import AppState, state_of
@@ -149,7 +149,7 @@ async def answer_view(request: Request) -> Response:
     if not whole:  # a visitor's reason may restate what the answer said: withheld with the question
         ratings = [replace(r, reason=record.question if r.reason else "") for r in ratings]  # the withheld wording
     return state.page(request, "audit.html", {
-        "record": record, "feedback": ratings, "attempts": attempts(record),
+        "record": record, "feedback": ratings, "attempts": attempts(record), "why": explain(record),
         "drafts": [attempt_json(a) for a in record.attempts],
         "changed_since": {cid: status for cid, status in changed.items() if cid in shown}})
 

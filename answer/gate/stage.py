@@ -65,6 +65,7 @@ class RetrievedFocus:
 
     absent: float = 0.0
     release: str = ""
+    missing: tuple[str, ...] = ()  # the question's own words for the absent focus, weightiest first
 
     @classmethod
     def of(cls, question: Question, hits: Sequence[Hit], vocabulary: Vocabulary) -> RetrievedFocus:
@@ -72,8 +73,35 @@ class RetrievedFocus:
         for hit in hits:
             present |= lexical_terms(_section_text(hit))
         total = sum(vocabulary.weight(t) for t in question.focus)
-        absent = sum(vocabulary.weight(t) for t in question.focus - present) / total if total else 0.0
-        return cls(absent, names_another_release(question, hits))
+        gone = question.focus - present
+        absent = sum(vocabulary.weight(t) for t in gone) / total if total else 0.0
+        return cls(absent, names_another_release(question, hits), _words_for(question.text, gone, vocabulary))
+
+    def reason(self) -> str:
+        """Why the focus test failed, for a support person: the words no section found uses, then the figure."""
+        figure = f"{self.absent:.0%} of what the question asks about"
+        if not self.missing:
+            return f"the sections found do not mention what the question asks about ({figure})"
+        return f"none of the sections found mentions {_listed(self.missing)} ({figure})"
+
+
+MAX_WORDS_NAMED = 3
+
+
+def _words_for(text: str, terms: frozenset[str], vocabulary: Vocabulary) -> tuple[str, ...]:
+    """The question's words (as the visitor wrote them) whose terms are `terms`, the rarest on the site first."""
+    found: dict[str, str] = {}
+    for word in re.findall(r"[\w.+/-]+", text):
+        for term in lexical_terms(word):
+            if term in terms and term not in found:
+                found[term] = word.strip(".")
+    ranked = sorted(found, key=lambda t: -vocabulary.weight(t))
+    return tuple(found[t] for t in ranked[:MAX_WORDS_NAMED])
+
+
+def _listed(words: Sequence[str]) -> str:
+    quoted = [f"“{w}”" for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
 
 
 def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: RetrievedFocus, vocabulary: Vocabulary,
@@ -87,14 +115,15 @@ def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: Retrieve
     if sibling:
         reasons.append(sibling)
     if focus.absent >= t.max_absent:
-        reasons.append(f"{focus.absent:.0%} of the question's focus is in no retrieved section")
+        reasons.append(focus.reason())
     beside = bool(reasons)
     if question.wants_number and type_fit(question, scored.span) < 0:
-        reasons.append("the question asks for a quantity and the quote states none")
+        reasons.append("the question asks for a number and the closest passage states none")
     elif question.wants_number and not _quantity_of_focus(question, scored.span, vocabulary, t):
-        reasons.append("the quote states a quantity of something else than the question asks about")
+        reasons.append("the closest passage gives a number for something other than what the question asks about")
     if scored.score < t.floor:
-        reasons.append(f"the quote does not address the question closely enough (score {scored.score:.2f} < {t.floor})")
+        reasons.append(f"the closest passage found does not address the question closely enough "
+                       f"(score {scored.score:.2f}, an answer needs {t.floor})")
     return Verdict(not reasons, scored.score, tuple(reasons), beside=beside)
 
 

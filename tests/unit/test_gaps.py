@@ -295,6 +295,8 @@ def test_the_site_name_and_scores_are_not_part_of_what_is_grouped():
         "Is there a mobile app? say no"
     assert reason_text("not an answer: the quote does not address the question closely enough (score 0.31 < 0.45)") == \
         "the quote does not address the question closely enough"
+    assert reason_text("not an answer: none of the sections found mentions “Terraform” (69% of what the question "
+                       "asks about)") == "none of the sections found mentions “Terraform”"
     assert reason_text("claim 2 does not answer the question: the quote itself names nothing the question asks about") == \
         "the quote itself names nothing the question asks about"
 
