@@ -197,6 +197,32 @@ def test_keyboard_tab_to_a_chip_opens_its_card_and_escape_closes_it(page, live_u
         assert nxt.is_visible()
 
 
+def test_each_chip_is_one_tab_stop_and_its_card_actions_are_reached_with_the_arrows(page, live_url, shots):
+    """Each chip cost three Tab stops (chip, ×, Open source): one per chip now, the card's actions from it."""
+    page.goto(live_url)
+    ask(page, QUESTION)
+    turn = final_turn(page)
+    assert turn.locator(".chip").count() >= 1
+    focusable = "#thread .cite a[href], #thread .cite button, #thread .cite [tabindex]"
+    tabbable = page.evaluate(f"[...document.querySelectorAll('{focusable}')].filter(e => e.tabIndex >= 0)"
+                             ".map(e => e.className)")
+    assert tabbable == ["chip"] * page.locator("#thread .chip").count(), tabbable
+    turn.locator(".chip").first.focus()
+    page.keyboard.press("Tab")  # from a chip, Tab goes on past its card
+    assert not page.evaluate("!!document.activeElement.closest('.card')")
+
+    first = turn.locator(".chip").first
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.classList.contains('open-source')")
+    page.screenshot(path=str(shots / "08b-card-action-by-arrow.png"))
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.classList.contains('card-close')")
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.classList.contains('chip')")
+    assert not page.locator("#" + first.get_attribute("aria-describedby")).is_visible()
+
+
 def test_follow_up_keeps_each_turns_own_citations(page, live_url, shots):
     page.goto(live_url)
     ask(page, QUESTION)

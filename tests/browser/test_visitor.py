@@ -190,6 +190,30 @@ def test_looked_at_entries_are_links_grouped_by_section(page, live_url):
     assert len(hrefs) == len(set(hrefs)) and all(urlsplit(h).path.startswith("/docs/") for h in hrefs)
 
 
+def test_on_a_phone_the_copy_button_never_covers_the_code(browser, live_url, shots):
+    """Seen on a phone: the code block's Copy button sat over the end of the command (`evt_2bQk9L[Copy]`)."""
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(live_url)
+        ask(page, "How do I send a test event with curl?")
+        turn = final_turn(page)
+        blocks = turn.locator(".code-block")
+        blocks.first.locator(".copy-code").wait_for()
+        assert blocks.count() >= 1
+        for block in blocks.all():
+            button = block.locator(".copy-code").bounding_box()
+            code = block.locator("pre").bounding_box()
+            overlaps = (button["x"] < code["x"] + code["width"] and code["x"] < button["x"] + button["width"]
+                        and button["y"] < code["y"] + code["height"] and code["y"] < button["y"] + button["height"])
+            assert not overlaps, (button, code)
+        blocks.first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "29b-phone-copy-button-below-code.png"))
+    finally:
+        context.close()
+
+
 def test_the_phone_card_closes_on_its_button_and_on_an_outside_tap(browser, live_url, shots):
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
     page = context.new_page()

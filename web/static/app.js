@@ -3,8 +3,9 @@
   "use strict";
   var PENDING = "docs-chat:highlight";
 
-  // Cards open on hover and keyboard focus (CSS); Escape closes the focused one.
+  // Cards open on hover and keyboard focus (CSS); Escape closes the focused one; arrows reach its actions (turn.js).
   document.addEventListener("keydown", function (e) {
+    if (DocsChatTurn.cardKeys(e)) return;
     if (e.key !== "Escape") return;
     document.querySelectorAll(".cite.open").forEach(function (c) { c.classList.remove("open"); });
     var cite = document.activeElement && document.activeElement.closest && document.activeElement.closest(".cite");

@@ -55,6 +55,34 @@ var DocsChatTurn = (function () {
     return false;
   }
 
+  // One Tab stop per chip: the card's "Open source" and × are out of the Tab order (the chip itself opens the
+  // source, Escape closes the card). ArrowDown on a chip moves into its card's actions, the arrows move between
+  // them, and ArrowUp from the first or Escape goes back to the chip. True when the key was the card's to handle.
+  function cardKeys(e) {
+    var target = e.target;
+    var cite = target.closest && target.closest(".cite");
+    if (!cite) return false;
+    var chip = cite.querySelector(".chip");
+    var actions = [cite.querySelector(".card .open-source"), cite.querySelector(".card .card-close")].filter(Boolean);
+    var at = actions.indexOf(target);
+    if (target === chip) {
+      if (e.key !== "ArrowDown" || !actions.length) return false;
+      cite.classList.remove("closed"); actions[0].focus();
+    } else if (at < 0) {
+      return false;
+    } else if (e.key === "ArrowDown" || e.key === "ArrowRight") {
+      actions[(at + 1) % actions.length].focus();
+    } else if (e.key === "ArrowUp" || e.key === "ArrowLeft") {
+      (at === 0 ? chip : actions[at - 1]).focus();
+    } else if (e.key === "Escape") {
+      chip.focus(); cite.classList.add("closed");
+    } else {
+      return false;
+    }
+    e.preventDefault();
+    return true;
+  }
+
   // The copied Markdown's links to the docs viewer are paths ("/docs/…") where the turn's own links point at this
   // server: pasted elsewhere a path means nothing, so each takes the absolute address the turn's link resolves to.
   // `base` is what the turn's hrefs start with before the path ("" on the chat page, the server in the widget).
@@ -79,5 +107,5 @@ var DocsChatTurn = (function () {
     return function heard() { last = Date.now(); };
   }
 
-  return { feedback: feedback, cardClick: cardClick, absoluteLinks: absoluteLinks, watchdog: watchdog };
+  return { feedback: feedback, cardClick: cardClick, cardKeys: cardKeys, absoluteLinks: absoluteLinks, watchdog: watchdog };
 })();

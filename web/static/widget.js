@@ -51,7 +51,10 @@
   }
   launcher.addEventListener("click", function () { toggle(panel.hidden); });
   close.addEventListener("click", function () { toggle(false); });
-  root.addEventListener("keydown", function (e) { if (e.key === "Escape" && !panel.hidden) toggle(false); });
+  root.addEventListener("keydown", function (e) {
+    if (DocsChatTurn.cardKeys(e)) return;  // Escape inside a citation card closes the card, not the panel
+    if (e.key === "Escape" && !panel.hidden) toggle(false);
+  });
 
   // Server HTML uses this server's paths; inside the host page they must point back here.
   function absolutise(node) {
