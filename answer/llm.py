@@ -35,6 +35,7 @@ from .settings import Quoting
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 8.0
+WRITE_MAX_TOKENS = 320  # a written answer is at most a few sentences or steps
 
 
 def import_litellm() -> Any:
@@ -136,6 +137,10 @@ class LiteLLMGenerator:
         except DraftFormatError:
             return None  # the whole reply's parse reports it
         return draft.claims[0] if draft.claims else None
+
+    def reply(self, messages: list[dict[str, str]]) -> str:
+        """A plain-text reply, no JSON shape asked: the written answer (written.py), a few sentences long."""
+        return _reply_text(self.respond(import_litellm(), messages, max_tokens=self.max_tokens or WRITE_MAX_TOKENS))
 
     def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
         """The model's reply text, in the first structured-output shape this server takes."""

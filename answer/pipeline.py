@@ -47,6 +47,7 @@ from .request_id import REQUEST_ID
 from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
 from .verify import SUPPORTING, Claim, Verification, verify
+from .written import Writer, Written
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class Answer:
     request_id: str = ""  # the HTTP request that asked (its id is in the server's logs and its response header)
     related: bool = False  # the claims are the closest passages, not an answer: shown as Related passages, no badge
     confidence: float | None = None  # the gate's confidence that its direct answer answers (None: nothing passed)
+    written: Written | None = None  # the model's short answer over the shown quotes (None: no writer, or not asked)
 
     @property
     def outcome(self) -> Outcome:
@@ -100,6 +102,7 @@ class Answer:
             viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
             model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
             created=self.created, request_id=self.request_id, related=self.related, confidence=self.confidence,
+            written=self.written,
             problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
             quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
 
@@ -148,6 +151,7 @@ class Answerer:
         judge: AnswerGate | None = None,
         stream: bool = True,
         observers: Sequence[Callable[[Answer], None]] = (),
+        writer: Writer | None = None,
     ) -> None:
         if unverified_policy not in get_args(UnverifiedPolicy):  # typed, but a library caller may not be checked
             raise ValueError(f"unverified_policy must be 'hide' or 'refuse', got {unverified_policy!r}")
@@ -159,6 +163,7 @@ class Answerer:
         self.unverified_policy = unverified_policy
         self.stream = stream  # a generator that can stream has its claims shown as each is verified
         self.observers = list(observers)  # told of every finished answer after it is logged (metrics); never fail it
+        self.writer = writer  # a chat model that words an Answer's shown quotes (written.py); never changes the proof
         # The answer gate applies to every generator; the extractive one brings its own.
         self.judge = judge if judge is not None else getattr(generator, "judge", None)
 
@@ -214,9 +219,21 @@ class Answerer:
             state, degraded = REFUSED, False
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
             off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
+        related = related and bool(shown)
+        written = None
+        if self.writer is not None and state == ANSWERED and not related:
+            # The quotes are on the page already; the written answer comes after them and may only downgrade.
+            began = time.perf_counter()
+            try:
+                written = self.writer.write(rset.question, shown)
+            except Exception as exc:  # a written answer is extra: its failure never costs the visitor the proof
+                log.exception("the written answer for %r failed", rset.question[:80])
+                written = Written(error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            timings["write"] = round(time.perf_counter() - began, 4)
+            related = written.declined
         answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
                               unreachable=unreachable, off_topic=off_topic, disagreement=disagreement and bool(shown),
-                              related=related and bool(shown), confidence=sure)
+                              related=related, confidence=sure, written=written)
         yield Done(answer)
 
     def _round(
@@ -356,6 +373,7 @@ class Answerer:
         disagreement: bool = False,
         related: bool = False,
         confidence: float | None = None,
+        written: Written | None = None,
     ) -> Answer:
         # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
         verified = {c.text for c in verification.shown}
@@ -384,6 +402,7 @@ class Answerer:
             request_id=REQUEST_ID.get(),
             related=related,
             confidence=confidence,
+            written=written,
         )
         if self.audit is not None:
             try:

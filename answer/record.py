@@ -18,6 +18,7 @@ from .findings import Finding
 from .settings import UnverifiedPolicy
 from .support import STATUSES, UNSUPPORTED
 from .verify import QUOTE_KINDS, ROLES, Citation, Claim, QuoteCheck
+from .written import Written, written_from_json, written_json
 
 State = Literal["answered", "refused", "unverified"]
 ANSWERED: State = "answered"
@@ -126,6 +127,7 @@ class AnswerRecord:
     request_id: str = ""  # the HTTP request that asked, as the server's log lines and response header name it
     related: bool = False  # the claims are the closest passages, not an answer (no badge)
     confidence: float | None = None  # the gate's confidence that its direct answer answers
+    written: Written | None = None  # the model's short answer over the shown quotes, checked sentence by sentence
 
     @property
     def outcome(self) -> Outcome:
@@ -150,6 +152,8 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
         "retrieved": [_source_json(s, full=full) for s in record.retrieved],
         "created": record.created,
     }
+    if record.written is not None:
+        data["written"] = written_json(record.written, full=full)
     if full:
         data |= {
             "problems": [finding_json(f) for f in record.problems],
@@ -232,6 +236,7 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
         # Rows written before outcomes were recorded: an answered row was an Answer.
         related=data.get("outcome") == RELATED,
         confidence=float(data["confidence"]) if isinstance(data.get("confidence"), (int, float)) else None,
+        written=written_from_json(data.get("written")),
     )
 
 

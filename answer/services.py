@@ -31,6 +31,7 @@ from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
 from .settings import Quoting
 from .support import DeterministicChecker, SupportChecker
+from .written import Writer
 
 LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process
 # A reply cap: a copied-quote draft of three claims fits in 512 tokens, one naming sentence ids in far fewer;
@@ -83,20 +84,33 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
     return AnswerGate(extractor, site_terms=frozenset(key_terms(site.name)))
 
 
+def llm_client(settings: Settings) -> LiteLLMGenerator:
+    """The chat model LLM_MODEL names, as litellm reaches it."""
+    return LiteLLMGenerator(
+        settings.llm_model, api_base=settings.llm_api_base or None,
+        api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
+        budget_tokens=settings.llm_prompt_tokens or DEFAULT_BUDGET_TOKENS, max_tokens=settings.llm_max_tokens or None,
+        quoting=settings.llm_quoting or "copy",
+    )
+
+
 def build_generator(settings: Settings, embedder: Any = None, judge: AnswerGate | None = None) -> Generator:
-    """The LLM generator when LLM_MODEL is set (native citations where the provider has them), else the extractive one."""
-    if settings.llm_model:
+    """The drafting LLM with LLM_MODEL and LLM_ROLE=draft (native citations where the provider has them), else the
+    extractive one (with LLM_ROLE=write, the default, the model words the answer afterwards: `build_writer`)."""
+    if settings.llm_model and settings.llm_role == "draft":
         from .provider_citations import ProviderCitationGenerator, citation_provider
 
-        client = LiteLLMGenerator(
-            settings.llm_model, api_base=settings.llm_api_base or None,
-            api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
-            budget_tokens=settings.llm_prompt_tokens or DEFAULT_BUDGET_TOKENS, max_tokens=settings.llm_max_tokens or None,
-            quoting=settings.llm_quoting or "copy",
-        )
+        client = llm_client(settings)
         mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
         return ProviderCitationGenerator(client) if mode == "provider" else client
     return ExtractiveGenerator(embedder, judge=judge)
+
+
+def build_writer(settings: Settings, checker: SupportChecker) -> Writer | None:
+    """The writer of short answers over the verified quotes: LLM_MODEL with LLM_ROLE=write, else none."""
+    if not settings.llm_model or settings.llm_role != "write":
+        return None
+    return Writer(llm_client(settings), checker)
 
 
 @dataclass(frozen=True)
@@ -127,10 +141,13 @@ def build_components(settings: Settings, *, store: StoreReader | None = None,
     judge = build_judge(site, retriever, embedder)
     audit = audit or open_audit(settings)
     audit.index_gaps(QuestionIndex(embedder, lambda: site.name))  # the name `python -m answer gaps` takes out too
+    checker = build_checker(settings)
+    writer = build_writer(settings, checker)
     answerer = Answerer(
-        retriever, build_generator(settings, embedder, judge), checker=build_checker(settings), audit=audit,
-        unverified_policy=settings.unverified_policy, judge=judge,
+        retriever, build_generator(settings, embedder, judge), checker=checker, audit=audit,
+        unverified_policy=settings.unverified_policy, judge=judge, writer=writer,
     )
+    # With a writer the follow-up is rewritten offline too: the quotes come first, before any model call.
     return Components(answerer, audit, embedder, retriever.snapshot, condenser_for(answerer.generator))
 
 

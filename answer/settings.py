@@ -23,6 +23,9 @@ CitationMode = Literal["provider", "json"]  # provider: Anthropic/Gemini native 
 # copy: the model copies each quote (hosted models do this well); point: it names sentence ids and the code
 # copies the sentence (small local models rewrite what they are asked to copy; answer/pointing.py).
 Quoting = Literal["copy", "point"]
+# write: the offline stage answers (quotes in under a second) and the model then words the Answer in a few checked
+# sentences (answer/written.py); draft: the model drafts the claims and quotes itself, as before written answers.
+LLMRole = Literal["write", "draft"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class AnswerSettings(RetrievalSettings):
     local_llm_context: int = 2048
     llm_citations: CitationMode | None = None  # None = by the model's provider
     llm_quoting: Quoting | None = None  # None = point for LLM_MODEL=local, copy for every other model
+    llm_role: LLMRole = "write"
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
     log_retention: Retention = DEFAULT_RETENTION  # LOG_RETENTION: answers older than 90 days or past the newest 20,000 go
@@ -64,6 +68,10 @@ class AnswerSettings(RetrievalSettings):
         quoting = env.get("LLM_QUOTING", "").strip().lower()
         if quoting not in ("", *get_args(Quoting)):
             raise ValueError(f"LLM_QUOTING must be 'copy' or 'point' (unset: point for LLM_MODEL=local), got {quoting!r}")
+        role = env.get("LLM_ROLE", "").strip().lower() or "write"
+        if role not in get_args(LLMRole):
+            raise ValueError(f"LLM_ROLE must be 'write' (a written answer over the verified quotes) or 'draft' (the "
+                             f"model drafts the claims), got {role!r}")
         model = env.get("LLM_MODEL", "").strip()
         context = _whole(env, "LOCAL_LLM_CONTEXT", 2048)
         if context < 1024:
@@ -82,6 +90,7 @@ class AnswerSettings(RetrievalSettings):
             "llm_max_tokens": _whole(env, "LLM_MAX_TOKENS", 0),
             "llm_citations": cast(CitationMode, citations) if citations else None,
             "llm_quoting": cast(Quoting, quoting) if quoting else None,
+            "llm_role": cast(LLMRole, role),
             "support_judge": cast(SupportJudge, judge),
             "unverified_policy": cast(UnverifiedPolicy, policy),
             "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),

@@ -1,0 +1,240 @@
+"""A short answer in the model's words, written on top of the proof and checked sentence by sentence.
+
+The offline stage decides the outcome and shows verified quotes in well under
+a second. What only a model adds is saying the answer in one plain sentence,
+turning two quotes into steps, answering "yes". So the model is handed the
+question and only the quotes already verified and shown (each numbered, with
+where it sits: a few hundred tokens, never whole sections), and asked for at
+most a few sentences, each ending in the numbers of the quotes it rests on.
+
+Every sentence is a claim. It is shown only when the support checker (the
+same numbers, negations and key terms test the claims pass) finds it
+supported by the quotes it names; a sentence naming no quote, or one the
+quotes do not support, is dropped and kept for the audit. A command block the
+model writes is kept only when its text is verbatim in a quote it may rest on.
+A reply that says the quotes do not answer downgrades an Answer to Related
+passages; nothing here can upgrade an outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .spans import sentence_starts
+from .support import SUPPORTED, SupportChecker
+from .verify import Claim
+
+DECLINED = "NOT ANSWERED"
+MAX_UNITS = 6  # sentences or steps read from a reply; the prompt asks for fewer
+MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the check still reads it whole
+_MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
+_STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
+_BULLET = re.compile(r"^\s*[-*•]\s+")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+INSTRUCTIONS = (
+    "You answer a question about a product's documentation using only the numbered quotes given. "
+    "Write at most 3 short sentences, or a numbered list of at most 5 steps. End every sentence or step with the "
+    "numbers of the quotes it rests on, like [1] or [1][2]. Copy commands, option names and values exactly as "
+    "the quotes write them; put a command on its own in a ``` block after the sentence that introduces it. "
+    "Say nothing the quotes do not say. If the quotes do not answer the question, reply with exactly: "
+    f"{DECLINED}")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One verified quote the model may rest a sentence on: `number` is how the prompt names it."""
+
+    number: int
+    quote: str
+    where: str  # "Page › Heading"
+    claim: int  # the index of the shown claim it is quoted in
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence or step of the written answer, with the quotes it names and the checker's verdict."""
+
+    text: str
+    passages: tuple[int, ...]
+    status: str  # supported, partial, unsupported, or "names no quote"
+    reasons: tuple[str, ...] = ()
+    step: int = 0  # its number in a numbered list (0: a sentence)
+    code: str = ""  # a command block after it, verbatim in a quote it names
+
+    @property
+    def shown(self) -> bool:
+        return self.status == SUPPORTED
+
+
+@dataclass(frozen=True)
+class Written:
+    """The model's short answer: what is shown, what was dropped and why, and the raw reply for the audit."""
+
+    sentences: tuple[Sentence, ...] = ()  # shown, in the order written
+    dropped: tuple[Sentence, ...] = ()
+    declined: bool = False  # the model said the quotes do not answer
+    raw: str = ""
+    model: str = ""
+    error: str = ""  # the model could not be reached or replied nothing usable: the outcome stands as it was
+    passages: tuple[Passage, ...] = field(default=(), repr=False)
+
+    @property
+    def shown(self) -> bool:
+        return bool(self.sentences) and not self.declined
+
+
+class Completion(Protocol):
+    """A chat model behind litellm: one plain-text reply to a list of messages."""
+
+    name: str
+
+    def reply(self, messages: list[dict[str, str]]) -> str: ...
+
+
+def passages_of(claims: Sequence[Claim]) -> tuple[Passage, ...]:
+    """The verified quotes of the shown claims, numbered from 1 in reading order, each once, with where each sits."""
+    out: list[Passage] = []
+    seen: set[tuple[str, int, int]] = set()
+    for index, claim in enumerate(claims):
+        for citation in claim.citations:
+            key = (citation.chunk_id, citation.start, citation.end)
+            if key not in seen:
+                seen.add(key)
+                path = [citation.title, *(h for h in citation.heading_path[-1:] if h != citation.title)]
+                out.append(Passage(len(out) + 1, citation.quote, " › ".join(p for p in path if p), index))
+    return tuple(out)
+
+
+def prompt(question: str, passages: Sequence[Passage], thread: Sequence[str] = ()) -> list[dict[str, str]]:
+    """The messages: the instructions, then the question (after the thread's earlier questions) and the quotes."""
+    earlier = "".join(f"Earlier question: {q}\n" for q in thread[-2:])
+    quotes = "\n\n".join(f"[{p.number}] ({p.where})\n{_cut(p.quote)}" if p.where else f"[{p.number}]\n{_cut(p.quote)}"
+                         for p in passages)
+    return [{"role": "system", "content": INSTRUCTIONS},
+            {"role": "user", "content": f"{earlier}Question: {question}\n\nQuotes:\n\n{quotes}"}]
+
+
+def _cut(quote: str) -> str:
+    return quote if len(quote) <= MAX_QUOTE_CHARS else quote[: MAX_QUOTE_CHARS - 1] + "…"
+
+
+def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, model: str = "") -> Written:
+    """The reply checked: each sentence or step shown only when the quotes it names support it."""
+    if text.strip().upper().startswith(DECLINED):
+        return Written(declined=True, raw=text, model=model, passages=tuple(passages))
+    by_number = {p.number: p for p in passages}
+    shown: list[Sentence] = []
+    dropped: list[Sentence] = []
+    for unit, step, code in _units(text)[:MAX_UNITS]:
+        numbers = tuple(dict.fromkeys(int(n) for n in _MARKERS.findall(unit) if int(n) in by_number))
+        plain = " ".join(_MARKERS.sub("", unit).split())
+        if not plain:
+            continue
+        if not numbers:
+            dropped.append(Sentence(plain, (), "names no quote", ("the sentence names none of the quotes",), step))
+            continue
+        quotes = [by_number[n].quote for n in numbers]
+        support = checker.check(plain, quotes)
+        kept_code = code if code and any(code in q for q in quotes) else ""
+        reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
+                                     if code and not kept_code else ())
+        sentence = Sentence(plain, numbers, support.status, reasons, step, kept_code)
+        (shown if sentence.shown else dropped).append(sentence)
+    return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
+
+
+def _units(text: str) -> list[tuple[str, int, str]]:
+    """(sentence or step, its step number or 0, the code block right after it) in reply order."""
+    units: list[tuple[str, int, str]] = []
+    lines = text.strip().split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence:  # a code block belongs to the unit before it
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1))), len(lines))
+            code = "\n".join(lines[i + 1:end]).strip("\n")
+            if units and not units[-1][2]:
+                units[-1] = (units[-1][0], units[-1][1], code)
+            i = end + 1
+            continue
+        step = _STEP.match(line)
+        if step:
+            units.append((line[step.end():], int(step.group(1)), ""))
+        elif _BULLET.match(line):
+            units.append((_BULLET.sub("", line), 0, ""))
+        elif line.strip():
+            starts = [s for s in sentence_starts(line) if not line.count("`", 0, s) % 2] or [0]
+            units += [(line[a:b].strip(), 0, "") for a, b in zip(starts, [*starts[1:], len(line)], strict=True)]
+        i += 1
+    # a marker written after the sentence's period ("… command. [2]") is read as that sentence's
+    merged: list[tuple[str, int, str]] = []
+    for unit in units:
+        if merged and _MARKERS.fullmatch(unit[0]) and not unit[1]:
+            merged[-1] = (merged[-1][0] + " " + unit[0], merged[-1][1], merged[-1][2] or unit[2])
+        else:
+            merged.append(unit)
+    return merged
+
+
+class Writer:
+    """Asks a chat model for the short answer and checks it (see the module docstring)."""
+
+    def __init__(self, model: Completion, checker: SupportChecker) -> None:
+        self.model = model
+        self.checker = checker
+
+    def write(self, question: str, claims: Sequence[Claim], thread: Sequence[str] = ()) -> Written:
+        """The checked written answer for these shown claims; a model failure is recorded, never raised."""
+        from .errors import DraftFormatError, GeneratorError
+
+        passages = passages_of(claims)
+        if not passages:
+            return Written(model=self.model.name)
+        try:
+            text = self.model.reply(prompt(question, passages, thread))
+        except (GeneratorError, DraftFormatError) as exc:
+            return Written(model=self.model.name, error=str(exc)[:300], raw=getattr(exc, "raw", ""),
+                           passages=passages)
+        return read_reply(text, passages, self.checker, self.model.name)
+
+
+# -- JSON: the API shows what was shown; the audit log keeps the dropped sentences and the raw reply too ----------
+
+def written_json(written: Written, *, full: bool = False) -> dict[str, object]:
+    data: dict[str, object] = {
+        "sentences": [_sentence_json(s) for s in written.sentences], "declined": written.declined,
+        "model": written.model,
+        "quotes": [{"number": p.number, "claim": p.claim} for p in written.passages],
+    }
+    if full:
+        data |= {"dropped": [_sentence_json(s) for s in written.dropped], "raw": written.raw, "error": written.error}
+    return data
+
+
+def _sentence_json(sentence: Sentence) -> dict[str, object]:
+    return {"text": sentence.text, "quotes": list(sentence.passages), "status": sentence.status,
+            "reasons": list(sentence.reasons), "step": sentence.step, "code": sentence.code}
+
+
+def written_from_json(data: object) -> Written | None:
+    """The written answer as stored; None for a record without one (or one this version cannot read)."""
+    if not isinstance(data, dict):
+        return None
+
+    def sentences(items: object) -> tuple[Sentence, ...]:
+        return tuple(Sentence(str(s.get("text", "")), tuple(int(n) for n in s.get("quotes") or ()),
+                              str(s.get("status", "")), tuple(str(r) for r in s.get("reasons") or ()),
+                              int(s.get("step") or 0), str(s.get("code", "")))
+                     for s in (items if isinstance(items, list) else []) if isinstance(s, dict))
+
+    passages = tuple(Passage(int(p.get("number", 0)), "", "", int(p.get("claim", 0)))
+                     for p in data.get("quotes") or [] if isinstance(p, dict))
+    # a stored sentence is shown again only if it was shown then: `supported` is re-read, never assumed
+    shown = tuple(s for s in sentences(data.get("sentences")) if s.shown)
+    return Written(shown, sentences(data.get("dropped")), bool(data.get("declined")), str(data.get("raw", "")),
+                   str(data.get("model", "")), str(data.get("error", "")), passages)

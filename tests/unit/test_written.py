@@ -1,0 +1,129 @@
+"""Written answers over the proof: each sentence shown only when the quotes it names support it.
+
+The model is scripted here (what a small local model really writes is in
+tests/integration/test_local_llm.py); the quotes, the support checker, the gate
+and the pipeline are the real ones.
+"""
+
+from __future__ import annotations
+
+from answer.errors import GeneratorError
+from answer.gate import AnswerGate, Thresholds
+from answer.gate.features import AnswerExtractor
+from answer.generate import ExtractiveGenerator
+from answer.pipeline import Answerer
+from answer.record import from_json, to_json
+from answer.support import DeterministicChecker
+from answer.written import DECLINED, Passage, Writer, passages_of, prompt, read_reply
+from retrieval.viewer import Viewer
+from tests.fakes import make_chunk
+from tests.unit.test_outcomes import EXPORT, RETENTION, Fixed
+
+CHECK = DeterministicChecker()
+RETAINED = Passage(1, "Events are retained for 30 days on every plan.", "Retention", 0)
+REPLAY = Passage(2, "Retained events can be replayed from the dashboard.", "Retention", 0)
+INSTALL = Passage(3, "Install the CLI with Homebrew:\n\n```bash\nbrew install ferry\n```", "CLI › Install", 1)
+
+
+class Scripted:
+    """A chat model that replies with the given texts in turn and records the messages it was sent."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: str | Exception) -> None:
+        self.replies = list(replies)
+        self.sent: list[list[dict[str, str]]] = []
+
+    def reply(self, messages: list[dict[str, str]]) -> str:
+        self.sent.append(messages)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def test_a_sentence_is_shown_only_when_the_quotes_it_names_support_it():
+    written = read_reply("Events are kept for 30 days on every plan [1]. Events are kept for 90 days [1]. "
+                         "You can replay them from the dashboard.", [RETAINED, REPLAY], CHECK)
+    assert [s.text for s in written.sentences] == ["Events are kept for 30 days on every plan."]
+    assert written.sentences[0].passages == (1,)
+    dropped = {s.text: s for s in written.dropped}
+    assert "number not in the quotes: 90" in dropped["Events are kept for 90 days."].reasons[0]
+    assert dropped["You can replay them from the dashboard."].status == "names no quote"
+
+
+def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
+    written = read_reply("Retained events are replayed from the dashboard. [2]\nEvents are retained for 30 days and "
+                         "can be replayed [1][2].", [RETAINED, REPLAY], CHECK)
+    assert [(s.text, s.passages) for s in written.sentences] == [
+        ("Retained events are replayed from the dashboard.", (2,)),
+        ("Events are retained for 30 days and can be replayed.", (1, 2))]
+
+
+def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_its_quote():
+    reply = ("1. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry\n```\n"
+             "2. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry --force\n```")
+    written = read_reply(reply, [INSTALL], CHECK)
+    assert [(s.step, s.code) for s in written.sentences] == [(1, "brew install ferry"), (2, "")]
+    assert "a command not copied from the quotes it names was left out" in written.sentences[1].reasons
+
+
+def test_the_model_saying_the_quotes_do_not_answer_is_a_decline():
+    written = read_reply(f"{DECLINED}.", [RETAINED], CHECK)
+    assert written.declined and not written.shown and not written.sentences
+
+
+def test_the_prompt_holds_the_question_and_only_the_numbered_quotes():
+    [system, user] = prompt("How long are events kept?", [RETAINED, INSTALL])
+    assert DECLINED in system["content"] and "[1] or [1][2]" in system["content"]
+    assert user["content"].startswith("Question: How long are events kept?")
+    assert "[1] (Retention)\nEvents are retained for 30 days on every plan." in user["content"]
+    assert "[3] (CLI › Install)\nInstall the CLI" in user["content"]
+
+
+def _answerer(model: Scripted, gate: AnswerGate | None = None, *chunks) -> Answerer:  # noqa: ANN002
+    gate = gate or AnswerGate(AnswerExtractor())
+    return Answerer(Fixed(*(chunks or (RETENTION, EXPORT))), ExtractiveGenerator(judge=gate), judge=gate,
+                    writer=Writer(model, CHECK))
+
+
+def test_an_answer_carries_the_written_sentences_over_the_same_verified_quotes():
+    model = Scripted("Events are retained for 30 days on every plan [1].")
+    answer = _answerer(model).ask("How long are events retained?", Viewer.anonymous())
+    assert answer.outcome == "answer" and answer.written is not None and answer.written.shown
+    assert [s.text for s in answer.written.sentences] == ["Events are retained for 30 days on every plan."]
+    sent = model.sent[0][1]["content"]
+    assert answer.claims[0].citations[0].quote in sent  # the model saw the shown quotes, and only those
+    assert sent.count("\n[") == len(passages_of(answer.claims))  # one numbered quote per verified quote
+    assert "write" in answer.timings
+    again = from_json(to_json(answer.record(), full=True))  # the audit log keeps it, dropped sentences too
+    assert again.written is not None and [s.text for s in again.written.sentences] == [
+        "Events are retained for 30 days on every plan."]
+
+
+def test_a_decline_downgrades_an_answer_to_related_passages_and_a_model_failure_changes_nothing():
+    declined = _answerer(Scripted(DECLINED)).ask("How long are events retained?", Viewer.anonymous())
+    assert declined.outcome == "related" and declined.claims  # the same quotes, without the badge
+    down = _answerer(Scripted(GeneratorError("connection refused"))).ask("How long are events retained?",
+                                                                         Viewer.anonymous())
+    assert down.outcome == "answer" and down.written is not None and "connection refused" in down.written.error
+
+
+def test_the_model_is_never_asked_to_word_a_refusal_or_related_passages():
+    model = Scripted()
+    refused = _answerer(model).ask("Is there a Terraform provider?", Viewer.anonymous())
+    assert refused.outcome == "refused" and refused.written is None
+    related = _answerer(model, AnswerGate(AnswerExtractor(), Thresholds(floor=5.0))).ask(
+        "How long are events retained?", Viewer.anonymous())
+    assert related.outcome == "related" and related.written is None
+    assert model.sent == []  # nothing can upgrade an outcome: the model never sees these
+
+
+def test_passages_are_each_verified_quote_once_with_where_it_sits():
+    gate = AnswerGate(AnswerExtractor())
+    chunk = make_chunk("ops/retention", "retention", RETENTION.text, title="Retention", heading="How long")
+    answer = Answerer(Fixed(chunk), ExtractiveGenerator(judge=gate), judge=gate).ask(
+        "How long are events retained?", Viewer.anonymous())
+    passages = passages_of(answer.claims)
+    assert [p.number for p in passages] == list(range(1, len(passages) + 1))
+    assert passages[0].where == "Retention › How long" and passages[0].quote in chunk.text
