@@ -433,8 +433,9 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
     the web layer's resolve gate drops every one whose chunk did not come back
     (or whose quote no longer sits at its offsets): what the opener may not
     read, or what changed since, is never shown from the old record. The
-    unverified text behind the toggle and the findings are the generator's own
-    words about its sources, so they come back only when every source did.
+    unverified text behind the toggle, the findings and the written answer are
+    a model's own words about its sources, so they come back only when every
+    source did.
     """
     current = {c.id: c for c in live if viewer.may_read(c.access)}
     hits = tuple(Hit(r.handle, current[r.id], 0.0) for r in record.retrieved
@@ -444,4 +445,5 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
     return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
                   retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
                   generator=record.generator, created=record.created, disagreement=record.disagreement,
-                  related=record.related, confidence=record.confidence, hidden=record.hidden if whole else (), problems=record.problems if whole else ())
+                  related=record.related, confidence=record.confidence, hidden=record.hidden if whole else (),
+                  problems=record.problems if whole else (), written=record.written if whole else None)

@@ -26,6 +26,7 @@ from answer.record import DEGRADED, DISAGREE, REFUSED, RELATED_PASSAGES, UNVERIF
 from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
+from answer.written import Written
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
 
@@ -80,6 +81,16 @@ class ClaimView:
 
 
 @dataclass(frozen=True)
+class WrittenLine:
+    """One sentence or step of the written answer with the chips of the quotes it rests on."""
+
+    text: str
+    step: int  # its number in a list of steps, 0 for a sentence
+    code: str  # a command copied from a quote, shown after it
+    refs: tuple[tuple[int, str], ...]  # (chip number, source link) of each quote it names
+
+
+@dataclass(frozen=True)
 class Source:
     """One cited section in the side panel, listed once with every exact quote taken from it."""
 
@@ -103,6 +114,12 @@ class TurnView:
     hidden: tuple[str, ...]
     related: tuple[Looked, ...] = ()  # for a refusal: the sections looked at, as links
     asked: str = ""  # what the visitor typed; `question` is what was searched when a follow-up was rewritten
+    written: tuple[WrittenLine, ...] = ()  # the model's short answer over the quotes, each line checked
+    written_by: str = ""
+
+    @property
+    def steps(self) -> bool:
+        return any(line.step for line in self.written)
 
     @property
     def searched(self) -> str:
@@ -122,6 +139,13 @@ class TurnView:
     def markdown(self) -> str:
         """The answer as Markdown for "Copy answer": each quote with its source link, then the sources."""
         lines = [f"**{self.asked or self.question}**", ""]
+        for line in self.written:
+            refs = "".join(f"[{n}]({href})" if href else f"[{n}]" for n, href in line.refs)
+            lines.append(f"{f'{line.step}. ' if line.step else ''}{line.text} {refs}")
+            if line.code:
+                lines += ["", "```", line.code, "```"]
+        if self.written:
+            lines.append("")
         for claim in self.claims:
             for c in claim.cites:
                 chip = f"[{c.number}]({c.href})" if c.href else f"[{c.number}]"
@@ -264,8 +288,9 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
     state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
                     model_unavailable=answer.model_unavailable, policy=policy, related=answer.related)
     numbers = ChipNumbers()  # one numbering for chips and side panel, in reading order
-    claims = tuple(v for n, c in enumerate(answer.claims, start=1)
-                   if (v := claim_view(c, rset, site, turn_id, n, numbers)) is not None)
+    views = {n: v for n, c in enumerate(answer.claims)  # by the claim's index: the written answer names them so
+             if (v := claim_view(c, rset, site, turn_id, n + 1, numbers)) is not None}
+    claims = tuple(views.values())
     if state in (VERIFIED, DEGRADED, DISAGREE, RELATED_PASSAGES) and not claims:  # a rebuilt turn whose quotes no longer resolve: never "verified"
         return replace(withheld_view(answer.id, asked or answer.question, stale=True), turn_id=turn_id)
     return TurnView(
@@ -273,7 +298,27 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
         asked=asked or answer.question,
+        written=written_lines(answer.written, views) if state in (VERIFIED, DEGRADED) else (),
+        written_by=answer.written.model if answer.written is not None else "",
     )
+
+
+def written_lines(written: Written | None, claims: dict[int, ClaimView]) -> tuple[WrittenLine, ...]:
+    """The written answer's shown sentences, each with the chips of the quotes it names.
+
+    A sentence is shown only beside its proof: one whose quotes no longer resolve on this page is left out,
+    and when none is left the written answer is not shown at all.
+    """
+    if written is None or not written.shown:
+        return ()
+    claim_of = {p.number: p.claim for p in written.passages}
+    lines = []
+    for sentence in written.sentences:
+        cites = [claims[claim_of[n]].cites[0] for n in sentence.passages if claim_of.get(n) in claims]
+        if cites and len(cites) == len(sentence.passages):
+            refs = tuple(dict.fromkeys((c.number, c.href) for c in cites))
+            lines.append(WrittenLine(sentence.text, sentence.step, sentence.code, refs))
+    return tuple(lines)
 
 
 SHORT_CHARS = 120  # a question shown as a label or a link's text: the whole of it stays one click away

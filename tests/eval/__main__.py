@@ -126,9 +126,11 @@ def generators(choice: str, embedder: Any, judge: Any, settings: Any) -> dict[st
     if choice in ("extractive", "all"):
         found["extractive"] = ExtractiveGenerator(embedder, judge=judge)
     if choice in ("llm", "all") and settings.llm_model:
+        from dataclasses import replace
+
         from answer.services import build_generator
 
-        found["llm"] = build_generator(settings, embedder, judge)
+        found["llm"] = build_generator(replace(settings, llm_role="draft"), embedder, judge)  # the model drafts
     if choice == "llm" and not found:
         raise SystemExit("--generator llm needs LLM_MODEL set")
     found["baseline-first-sentence"] = FirstSentenceOfTopHit()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from answer.errors import DraftFormatError
+from answer.generate import ExtractiveGenerator
 from answer.llm import LiteLLMGenerator
 from answer.provider_citations import (
     ANTHROPIC,
@@ -22,7 +23,8 @@ from answer.provider_citations import (
     gemini_draft,
     request_messages,
 )
-from answer.services import build_generator
+from answer.services import build_generator, build_writer
+from answer.support import DeterministicChecker
 from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -45,7 +47,7 @@ def test_only_providers_with_native_citations_are_recognised(model, provider):
 
 
 def _settings(**env: str) -> Settings:
-    return Settings.from_env(env, dotenv=False)
+    return Settings.from_env({"LLM_ROLE": "draft"} | env, dotenv=False)  # the model drafts: its citations matter
 
 
 @pytest.mark.parametrize("env, kind", [
@@ -60,6 +62,19 @@ def test_llm_citations_defaults_to_the_providers_own_feature_where_it_exists(env
     assert type(generator) is kind
     client = generator.client if isinstance(generator, ProviderCitationGenerator) else generator
     assert (client.api_base, client.timeout) == ("http://127.0.0.1:9", 7.0)  # the same client settings either way
+
+
+def test_with_llm_role_write_the_offline_stage_drafts_and_the_model_only_writes():
+    settings = Settings.from_env({"LLM_MODEL": "anthropic/claude-sonnet-4-5", "LLM_API_BASE": "http://127.0.0.1:9",
+                                  "LLM_TIMEOUT": "7"}, dotenv=False)
+    assert settings.llm_role == "write"  # the default with a model
+    assert type(build_generator(settings)) is ExtractiveGenerator
+    writer = build_writer(settings, DeterministicChecker())
+    assert writer is not None and isinstance(writer.model, LiteLLMGenerator)
+    assert (writer.model.api_base, writer.model.timeout) == ("http://127.0.0.1:9", 7.0)
+    assert build_writer(_settings(LLM_MODEL="openai/gpt-4o-mini"), DeterministicChecker()) is None  # draft mode
+    with pytest.raises(ValueError, match="LLM_ROLE must be 'write'.*'draft'.*got 'both'"):
+        Settings.from_env({"LLM_ROLE": "both"}, dotenv=False)
 
 
 def test_llm_citations_provider_with_a_model_without_the_feature_is_a_clear_error():

@@ -127,3 +127,38 @@ def test_passages_are_each_verified_quote_once_with_where_it_sits():
     passages = passages_of(answer.claims)
     assert [p.number for p in passages] == list(range(1, len(passages) + 1))
     assert passages[0].where == "Retention › How long" and passages[0].quote in chunk.text
+
+
+def _app(model: Scripted):  # noqa: ANN202
+    from starlette.testclient import TestClient
+
+    from tests.fakes import HashEmbedder
+    from tests.memory_index import MemoryIndex
+    from web.app import create_app
+    from web.settings import Settings
+
+    store = MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])
+    return TestClient(create_app(Settings(), answerer=_answerer(model), store=store))
+
+
+def test_the_page_shows_the_written_answer_above_the_quotes_with_their_chips():
+    from html import unescape
+
+    client = _app(Scripted("Events are retained for `30 days` on every plan [1]. They are kept forever [1]."))
+    html = unescape(client.post("/ask", data={"question": "How long are events retained?"}).text)
+    section = html[html.index('<section class="written"'):html.index("</section>", html.index('<section class="written"'))]
+    assert "Events are retained for <code>30 days</code> on every plan." in section
+    assert "kept forever" not in html  # unsupported ("forever" is in no quote): dropped, in the audit only
+    chip = html[html.index('<a class="chip"'):]
+    href = chip[chip.index('href="') + 6:chip.index('"', chip.index('href="') + 6)]
+    assert f'<a class="ref" href="{href}"' in section  # the sentence links the quote it rests on, as its chip does
+    assert html.index('<section class="written"') < html.index('<ol class="claims">')  # above the proof
+
+
+def test_the_api_gives_the_written_sentences_and_the_quotes_they_name():
+    client = _app(Scripted("Events are retained for 30 days on every plan [1]."))
+    data = client.post("/api/ask", json={"question": "How long are events retained?"}).json()
+    assert data["outcome"] == "answer"
+    assert data["written"]["sentences"][0]["text"] == "Events are retained for 30 days on every plan."
+    assert data["written"]["quotes"][0] == {"number": 1, "claim": 0}
+    assert "raw" not in data["written"]  # the raw reply and the dropped sentences are the audit's
