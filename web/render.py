@@ -87,7 +87,7 @@ class WrittenLine:
     text: str
     step: int  # its number in a list of steps, 0 for a sentence
     code: str  # a command copied from a quote, shown after it
-    refs: tuple[tuple[int, str], ...]  # (chip number, source link) of each quote it names
+    refs: tuple[tuple[int, str | None], ...]  # (chip number, source link or None) of each quote it names
 
 
 @dataclass(frozen=True)
