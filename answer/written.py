@@ -12,8 +12,11 @@ same numbers, negations and key terms test the claims pass) finds it
 supported by the quotes it names; a sentence naming no quote, or one the
 quotes do not support, is dropped and kept for the audit. A command block the
 model writes is kept only when its text is verbatim in a quote it may rest on.
-A reply that says the quotes do not answer downgrades an Answer to Related
-passages; nothing here can upgrade an outcome.
+The written answer never changes the outcome: refusals and Related passages
+never reach the model, and a reply saying the quotes do not answer
+(`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
+answers: docs/llm.mdx). Sentences without quote numbers, which small models
+often write, rest on the one quote that supports them, if any.
 """
 
 from __future__ import annotations
@@ -36,12 +39,16 @@ _BULLET = re.compile(r"^\s*[-*•]\s+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 INSTRUCTIONS = (
-    "You answer a question about a product's documentation using only the numbered quotes given. "
-    "Write at most 3 short sentences, or a numbered list of at most 5 steps. End every sentence or step with the "
-    "numbers of the quotes it rests on, like [1] or [1][2]. Copy commands, option names and values exactly as "
-    "the quotes write them; put a command on its own in a ``` block after the sentence that introduces it. "
-    "Say nothing the quotes do not say. If the quotes do not answer the question, reply with exactly: "
-    f"{DECLINED}")
+    "You answer a question about a product's documentation. The numbered quotes below were taken from the "
+    "documentation and checked to answer it; say the answer in your own words, using only what they say.\n"
+    "- Write at most 3 short sentences, or a numbered list of at most 5 steps.\n"
+    "- End every sentence or step with the numbers of the quotes it rests on, like [1] or [1][2].\n"
+    "- Copy commands, option names and values exactly as the quotes write them; put a command in a ``` block "
+    "after the sentence that introduces it.\n"
+    "- Say nothing the quotes do not say.\n\n"
+    "Example. Question: How long are logs kept? Quotes: [1] Logs are kept for 30 days on the Free plan. "
+    "[2] Paid plans keep logs for one year.\n"
+    "Answer: Logs are kept for 30 days on the Free plan [1] and for one year on paid plans [2].")
 
 
 @dataclass(frozen=True)
@@ -134,8 +141,11 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
         plain = " ".join(_MARKERS.sub("", unit).split())
         if not plain:
             continue
+        if not numbers:  # a small model often leaves the numbers out: the one quote that supports it, if any
+            numbers = _supporting(plain, passages, checker)
         if not numbers:
-            dropped.append(Sentence(plain, (), "names no quote", ("the sentence names none of the quotes",), step))
+            dropped.append(Sentence(plain, (), "names no quote", ("no quote supports it, and it names none",), step,
+                                    code))
             continue
         quotes = [by_number[n].quote for n in numbers]
         support = checker.check(plain, quotes)
@@ -145,6 +155,11 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
         sentence = Sentence(plain, numbers, support.status, reasons, step, kept_code)
         (shown if sentence.shown else dropped).append(sentence)
     return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
+
+
+def _supporting(sentence: str, passages: Sequence[Passage], checker: SupportChecker) -> tuple[int, ...]:
+    """The number of the first quote that alone supports an unnumbered sentence (none: the sentence is dropped)."""
+    return next(((p.number,) for p in passages if checker.check(sentence, [p.quote]).status == SUPPORTED), ())
 
 
 def _units(text: str) -> list[tuple[str, int, str]]:

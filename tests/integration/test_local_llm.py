@@ -12,6 +12,7 @@ question is refused or unverified, and the audit keeps what the model said.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -27,8 +28,9 @@ from answer.audit import SQLiteAuditLog
 from answer.local_server import SERVER_ENV
 from answer.pipeline import Answerer
 from answer.response_format import FORMATS
-from answer.services import build_generator, build_judge, local_llm
+from answer.services import build_generator, build_judge, build_writer, local_llm
 from answer.settings import AnswerSettings
+from answer.support import DeterministicChecker
 from ingest.site import load_site_config
 from retrieval.search import HybridRetriever
 from retrieval.viewer import Viewer
@@ -44,8 +46,9 @@ def local_settings(**overrides: object) -> AnswerSettings:
     require(importlib.util.find_spec("llama_cpp") is not None,
             "the llama.cpp runtime is not installed: LLM_MODEL=local LOCAL_LLM=qwen2.5-coder-0.5b make local-llm")
     data_dir = Path(os.environ.get("DATA_DIR", REPO / ".data"))
+    # LLM_ROLE=draft: the model drafts the claims (the written answer over the offline proof is tested below).
     return replace(AnswerSettings(), data_dir=data_dir, llm_model="local", local_llm="qwen2.5-coder-0.5b",
-                   local_llm_threads=1, llm_timeout=600, **overrides)  # type: ignore[arg-type]
+                   local_llm_threads=1, llm_timeout=600, llm_role="draft", **overrides)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +121,38 @@ def test_an_off_topic_question_is_never_answered_and_the_audit_keeps_the_raw_dra
     stored = answerer.audit.get(answer.id)
     assert stored is not None and stored.attempts and all(a.raw for a in stored.attempts)
     assert stored.attempts[0].raw == answer.attempts[0].raw
+
+
+@pytest.fixture(scope="module")
+def writing(served, content_index, real_embedder, tmp_path_factory):  # noqa: ANN001, ANN201
+    """LLM_ROLE=write (the default): the offline stage answers, the local model words the Answer."""
+    settings = replace(served, llm_role="write")
+    retriever = HybridRetriever(content_index, real_embedder)
+    judge = build_judge(load_site_config(CONTENT), retriever, real_embedder)
+    checker = DeterministicChecker()
+    return Answerer(retriever, build_generator(settings, real_embedder, judge), judge=judge, checker=checker,
+                    writer=build_writer(settings, checker),
+                    audit=SQLiteAuditLog(tmp_path_factory.mktemp("audit-write") / "answers.sqlite3"))
+
+
+def test_the_local_model_words_the_verified_quotes_and_only_supported_sentences_are_shown(writing, corpus):
+    answer = writing.ask(ANSWERABLE, Viewer.anonymous())
+    assert answer.generator == "extractive"  # the proof is the offline stage's, as fast as without a model
+    assert_verbatim(answer, corpus)
+    written = answer.written
+    assert written is not None and not written.error, written
+    assert written.raw  # the model replied; what it said is in the audit whatever survived
+    assert answer.outcome == "answer"  # the offline stage's outcome: the written answer never changes it
+    for sentence in written.sentences:  # each shown sentence names quotes that support it
+        assert sentence.passages and sentence.status == "supported"
+    stored = writing.audit.get(answer.id)
+    assert stored is not None and stored.written is not None and stored.written.raw == written.raw
+    artifact = REPO / "test-artifacts" / "written-local.json"  # measured, never asserted: the notes report it
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_text(json.dumps({
+        "model": "qwen2.5-coder-0.5b", "threads": 1, "question": ANSWERABLE, "write_s": answer.timings["write"],
+        "offline_s": round(answer.timings["total"] - answer.timings["write"], 3), "shown": len(written.sentences),
+        "dropped": len(written.dropped), "declined": written.declined, "raw": written.raw}, indent=2))
 
 
 def test_the_child_listens_on_its_own_port_whatever_port_the_app_was_given(monkeypatch):
