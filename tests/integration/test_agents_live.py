@@ -9,6 +9,7 @@ generator, as `make serve` answers. Each test is its own client address
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
 from typing import Any
@@ -66,7 +67,10 @@ async def session(url: str, address: str, groups: str, work: Any) -> Any:
 
 
 def run(url: str, address: str, work: Any, groups: str = "") -> Any:
-    return asyncio.run(session(url, address, groups, work))
+    # On a thread of its own: the browser tests' sync Playwright leaves an event loop running on this one
+    # for the rest of the session, and asyncio.run refuses to start a second.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, session(url, address, groups, work)).result()
 
 
 def result(called: Any) -> tuple[bool, Any]:
