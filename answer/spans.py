@@ -18,11 +18,12 @@ from itertools import pairwise
 
 from syntok.segmenter import analyze
 
+from ingest.blocks import table_cells
+from ingest.mdx import FENCE_LINE
 from ingest.normalize import without_markup
 
 SENTENCE, ITEM, ROW = "sentence", "item", "row"
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s")
 MIN_QUOTE_CHARS = 12  # the verifier's minimum quote length, after markup is dropped
@@ -131,7 +132,7 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
             current.clear()
 
     for line in lines:
-        marker = _FENCE.match(line)
+        marker = FENCE_LINE.match(line)
         if fence is not None:
             current.append((offset, line))
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
@@ -156,21 +157,15 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
 
 def _kind(lines: list[str]) -> str:
     first = lines[0]
-    if _FENCE.match(first):
+    if FENCE_LINE.match(first):
         return "code"
     if _HEADING.match(first):
         return "heading"
     if _LIST_MARKER.match(first):
         return "list"
-    if len(lines) >= 2 and all(_cells(line) >= 2 for line in lines):
+    if len(lines) >= 2 and all(table_cells(line) for line in lines):
         return "table"
     return "prose"
-
-
-def _cells(line: str) -> int:
-    """Cells of a table line as the chunk stores it ("a | b | c"); pipes inside backticks do not count."""
-    outside = re.sub(r"`[^`]*`", "", line)
-    return outside.count(" | ") + 1 if " | " in outside else 0
 
 
 def _rows(block: str, base: int, number: int) -> list[Unit]:

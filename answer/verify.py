@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import quote as url_quote
 
+from ingest.mdx import FENCE_LINE
 from ingest.normalize import MARKUP, find_quote, normalize_quote
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
@@ -109,7 +110,6 @@ class Verification:
         return not self.problems and all(c.status == SUPPORTED for c in self.claims)
 
 
-_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
 def text_fragment(quote: str) -> str:
@@ -119,7 +119,7 @@ def text_fragment(quote: str) -> str:
     (backticks, list markers, table pipes) is left out; `-` is escaped because
     the directive syntax gives it a meaning.
     """
-    shown = "\n".join(line for line in quote.split("\n") if not _FENCE_LINE.match(line))  # ```bash is not on the page
+    shown = "\n".join(line for line in quote.split("\n") if not FENCE_LINE.match(line))  # ```bash is not on the page
     words = [w for w in shown.replace("`", "").split() if w not in ("|", "-", "*")]
 
     def encode(text: str) -> str:

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ingest.mdx import FENCE_LINE
+
 from .spans import sentence_starts
 from .support import SUPPORTED, SupportChecker
 from .verify import Claim
@@ -36,7 +38,6 @@ MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the 
 _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 INSTRUCTIONS = (
     "You answer a question about a product's documentation. The numbered quotes below were taken from the "
@@ -169,7 +170,7 @@ def _units(text: str) -> list[tuple[str, int, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        fence = _FENCE.match(line)
+        fence = FENCE_LINE.match(line)
         if fence:  # a code block belongs to the unit before it
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1))), len(lines))
             code = "\n".join(lines[i + 1:end]).strip("\n")

@@ -174,6 +174,35 @@ def _render_children(tokens: list[Token]) -> list[Block]:
     return blocks
 
 
+CELL_SEPARATOR = " | "  # between the cells of a table row in chunk text
+
+
+def table_cells(line: str) -> tuple[tuple[int, int], ...]:
+    """(start, end) in `line` of each cell of a table row as chunk text stores it ("a | b | c").
+
+    The one rule for reading a row back (quote spans, quotes rendered as tables): a separator inside a `code
+    span` does not split; leading and trailing pipes and blanks are not part of a cell; fewer than two cells is
+    no row, ().
+    """
+    start, end = 0, len(line)
+    while start < end and line[start] in "| ":
+        start += 1
+    while end > start and line[end - 1] in "| ":
+        end -= 1
+    cells: list[tuple[int, int]] = []
+    cell, ticks, k = start, 0, start
+    while k < end:
+        if line[k] == "`":
+            ticks += 1
+        elif line.startswith(CELL_SEPARATOR, k) and ticks % 2 == 0:
+            cells.append((cell, k))
+            cell = k = k + len(CELL_SEPARATOR)
+            continue
+        k += 1
+    cells.append((cell, end))
+    return tuple(cells) if len(cells) >= 2 else ()
+
+
 def _render_table(tokens: list[Token]) -> str:
     rows: list[list[str]] = []
     for token in tokens:
@@ -181,7 +210,7 @@ def _render_table(tokens: list[Token]) -> str:
             rows.append([])
         elif token.type == "inline" and rows:
             rows[-1].append(_inline_text(list(token.children or [])).strip())
-    return "\n".join(" | ".join(row) for row in rows)
+    return "\n".join(CELL_SEPARATOR.join(row) for row in rows)
 
 
 def _render_list(tokens: list[Token], indent: int) -> list[str]:

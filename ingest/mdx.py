@@ -26,6 +26,10 @@ SOFT = "\ue000"
 GAP = "\ue001"
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+# A line of chunk or page text that opens or closes a fenced code block (three or more backticks or tildes):
+# the one definition every reader of it uses (quote spans, the verifier, quotes on the page, Copy answer,
+# written answers, the Markdown copy of a page).
+FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.DOTALL)
 _HTML_HEADING_LINE = re.compile(r"^[ \t]*<h([1-6])\b[^<>]*>.*</h\1>[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ADMONITION_OPEN = re.compile(

@@ -15,9 +15,8 @@ import re
 from .blocks import COMPONENT_TAG, EXPLICIT_ID
 from .documents import Page
 from .front_matter import front_matter
-from .mdx import GAP, SOFT, to_markdown
+from .mdx import FENCE_LINE, GAP, SOFT, to_markdown
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _ATX_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
 _H1 = re.compile(r"^[ \t]{0,3}#[ \t]+(?P<text>.+?)[ \t#]*$")
 _ROOT_LINK = re.compile(r"\]\(/(?!/)")
@@ -74,7 +73,7 @@ def in_code(lines: list[str]) -> list[bool]:
     marks: list[bool] = []
     fence = ""
     for line in lines:
-        opened = _FENCE.match(line)
+        opened = FENCE_LINE.match(line)
         if fence:
             marks.append(True)
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from ingest.blocks import table_cells
 from ingest.inline import render_inline
+from ingest.mdx import FENCE_LINE
 
 EXCERPT_CHARS = 160
 LinkCheck = Callable[[str], bool]
 
 TEXT, ITEM, HEADING, ROW, CODE, FENCE, BLANK = "text", "item", "heading", "row", "code", "fence", "blank"
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _MARKER = re.compile(r"^\s*(?:(?P<heading>#{1,6})|(?P<item>[-*+]|\d{1,3}[.)])|(?P<quote>>))(?:\s+|$)")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,20}")  # a fence's language as a class name: nothing else reaches HTML
 _SEPARATOR_CELL = re.compile(r"^[\s:|-]*$")
@@ -50,7 +51,7 @@ def lines(text: str) -> list[Line]:
     offset, fence = 0, ""
     for line in text.split("\n"):
         end = offset + len(line)
-        opener = _FENCE.match(line)
+        opener = FENCE_LINE.match(line)
         if fence:
             closes = opener is not None and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
             raw.append(Line(offset, end, end, FENCE) if closes else Line(offset, offset, end, CODE))
@@ -87,24 +88,8 @@ def _tables(text: str, raw: list[Line]) -> list[Line]:
 
 
 def _cells(text: str, line: Line) -> tuple[tuple[int, int], ...]:
-    """(start, end) of each ` | `-separated cell; pipes inside backticks do not split."""
-    start, end = line.body, line.end
-    while start < end and text[start] in "| ":
-        start += 1
-    while end > start and text[end - 1] in "| ":
-        end -= 1
-    cells: list[tuple[int, int]] = []
-    cell, ticks, k = start, 0, start
-    while k < end:
-        if text[k] == "`":
-            ticks += 1
-        elif text.startswith(" | ", k) and ticks % 2 == 0:
-            cells.append((cell, k))
-            cell, k = k + 3, k + 3
-            continue
-        k += 1
-    cells.append((cell, end))
-    return tuple((a, b) for a, b in cells) if len(cells) >= 2 else ()
+    """(start, end) in `text` of each cell of a table row line (ingest.blocks.table_cells reads the row)."""
+    return tuple((line.body + a, line.body + b) for a, b in table_cells(text[line.body:line.end]))
 
 
 def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkCheck | None = None) -> Markup:
@@ -124,7 +109,7 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
             if code:  # a closing fence: the block the quote holds ends here
                 parts.append(_code(code, language))
                 code = []
-            opening = _FENCE.match(text[line.start:line.end])
+            opening = FENCE_LINE.match(text[line.start:line.end])
             language = text[line.start:line.end][opening.end():].strip().split(" ")[0] if opening else ""
         if line.end <= start:
             continue

@@ -27,6 +27,7 @@ from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
 from answer.written import Written
+from ingest.mdx import FENCE_LINE
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
 
@@ -38,7 +39,6 @@ log = logging.getLogger(__name__)
 
 _TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
-_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # What a turn shows: an answer's display state, or for a thread turn this reader may not see, only that it
 # exists (withheld) or that its sources changed since (stale).
 TurnState = Display | Literal["withheld", "stale"]
@@ -151,7 +151,7 @@ class TurnView:
                 chip = f"[{c.number}]({c.href})" if c.href else f"[{c.number}]"
                 if "\n" in c.quote.strip():  # a sentence with the command or list it introduces: lines kept
                     quoted = c.quote.strip().split("\n")
-                    if sum(bool(_FENCE_LINE.match(line)) for line in quoted) % 2:
+                    if sum(bool(FENCE_LINE.match(line)) for line in quoted) % 2:
                         quoted.append("```")  # the verified quote ends at the code, before its closing fence
                     lines += [f"> {line}".rstrip() for line in quoted] + [f"> {chip}"]
                 else:
