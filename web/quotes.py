@@ -130,12 +130,22 @@ def quote_html(text: str, start: int, end: int, *, header: str = "", link: LinkC
             body = text[line.body:line.end]
             shown = render_inline(body, span=(start - line.body, end - line.body), clip=True, link=link)
             if shown.strip():
-                parts.append(shown)
+                parts.append(_step(text, line, start) + shown)
     if code:
         parts.append(_code(code, language))
     if rows:
         parts.append(_table(rows, header, link))
     return Markup("<br>".join(p for p in parts if p))
+
+
+_STEP = re.compile(r"\s*(\d{1,3})[.)]\s")
+
+
+def _step(text: str, line: Line, start: int) -> str:
+    """An ordered list item's number, shown before it when the quote holds the item from its start (the number
+    is the page's, not part of the quoted text): steps 2 and 3 quoted read "2." and "3.", not as two steps."""
+    step = _STEP.match(text, line.start, line.body) if line.kind == ITEM and start <= line.body else None
+    return f'<span class="step">{step.group(1)}.</span> ' if step else ""
 
 
 def _code(code: list[str], language: str = "") -> str:

@@ -337,9 +337,21 @@ def short(text: str, limit: int = SHORT_CHARS, mark: str = "…") -> str:
     return cut.rstrip(" ,;:.") + mark
 
 
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
 def inline_code(text: str) -> Markup:
-    """Escape text and show `backticked` spans as code, as the docs render them."""
-    parts = str(text).split("`")
-    if len(parts) % 2 == 0:  # unbalanced backticks: show the text as it is
-        return Markup(escape(text))
-    return Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>%s</code>") % p for i, p in enumerate(parts))
+    """Escape text and show its code spans as code, as the docs render them (CommonMark: a span closes at the
+    next run of as many backticks, so a template literal inside ``double backticks`` keeps its own; a lone
+    backtick stays text)."""
+    text = str(text)
+    out: list[Markup] = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text):
+        body = match.group(2)
+        if len(body) > 1 and body.startswith(" ") and body.endswith(" ") and body.strip():
+            body = body[1:-1]
+        out += [Markup(escape(text[last:match.start()])), Markup("<code>%s</code>") % body]
+        last = match.end()
+    out.append(Markup(escape(text[last:])))
+    return Markup("").join(out)

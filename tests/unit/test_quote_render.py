@@ -262,8 +262,8 @@ def test_a_quoted_code_block_keeps_its_language_and_loses_the_list_item_indent()
     text = "1. Start the dev server in your terminal:\n\n   ```shell\n   npm run dev\n   ```\n\n2. Open the page."
     start, end = text.index("Start"), text.index("```\n\n2.") + 3
     shown = str(quote_html(text, start, end))
-    assert shown == ('Start the dev server in your terminal:<br><pre class="quote-code" data-lang="shell">'
-                     '<code class="language-shell">npm run dev</code></pre>')
+    assert shown == ('<span class="step">1.</span> Start the dev server in your terminal:<br>'
+                     '<pre class="quote-code" data-lang="shell"><code class="language-shell">npm run dev</code></pre>')
     inside = text.index("npm")  # a quote starting inside the block still names its language
     assert 'data-lang="shell"' in str(quote_html(text, inside, inside + len("npm run dev")))
 
@@ -272,3 +272,16 @@ def test_a_fence_info_string_never_reaches_the_page_as_markup():
     text = 'Run this:\n\n```"><img src=x onerror=alert(1)>\nferry deploy\n```'
     shown = str(quote_html(text, 0, len(text)))
     assert "<img" not in shown and "data-lang" not in shown and "ferry deploy" in shown
+
+
+def test_a_quoted_step_keeps_its_number_and_a_quote_from_inside_an_item_gets_none():
+    """Seen on a held-out site: steps 2 and 3 quoted read as a list without numbers, so the order was lost."""
+    text = ("1. Open Settings and find the charge.\n2. Click Request refund and pick a reason.\n"
+            "3. Ferrydeck confirms the refund by email.")
+    steps = str(quote_html(text, text.index("Click"), text.index("email.") + 6))
+    assert steps == ('<span class="step">2.</span> Click Request refund and pick a reason.<br>'
+                     '<span class="step">3.</span> Ferrydeck confirms the refund by email.')
+    inside = str(quote_html(text, text.index("Request"), text.index("reason.") + 7))
+    assert "step" not in inside and inside.startswith("Request refund")
+    bullets = "- Open Settings.\n- Click Request refund."
+    assert "step" not in str(quote_html(bullets, 0, len(bullets)))

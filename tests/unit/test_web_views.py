@@ -132,6 +132,9 @@ def test_external_sites_allow_only_their_own_host(url, ok):
 def test_inline_code_escapes_and_marks_backticked_spans():
     assert str(inline_code("call `POST /v2/<x>` now")) == "call <code>POST /v2/&lt;x&gt;</code> now"
     assert str(inline_code("odd ` <b>")) == "odd ` &lt;b&gt;"
+    # a template literal inside a double-backtick span keeps its backticks (it was cut into three spans)
+    assert str(inline_code("Join ``items.map((c) => `- ${c}`)`` first")) == \
+        "Join <code>items.map((c) =&gt; `- ${c}`)</code> first"
 
 
 def test_audit_view_gives_the_reason_a_shown_claim_is_only_partial(tmp_path, corpus):
