@@ -18,12 +18,13 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_content_has_exactly_the_two_deliberately_broken_links():
-    broken = load_corpus(CONTENT).broken_links
-    assert [(b.source, b.line, b.target) for b in broken] == [
-        ("troubleshooting/faq.mdx", 67, "/billing/discount-programs"),
-        ("troubleshooting/faq.mdx", 67, "/guides/event-transformers"),
-    ]
+def test_the_demo_site_has_no_broken_link():
+    """The demo a new user reads and the bot answers from carried two broken links for this checker's test; the
+    checker's cases live in the sites below."""
+    assert [str(b) for b in load_corpus(CONTENT).broken_links] == []
+    done = subprocess.run([sys.executable, "-m", "ingest", "links", str(CONTENT)], capture_output=True, text=True,
+                          cwd=REPO)
+    assert (done.returncode, done.stdout) == (0, "")
 
 
 def test_every_kind_of_internal_link_is_resolved(tmp_path):
