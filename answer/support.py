@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from ingest.normalize import normalize
 from ingest.text import NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
+from ingest.units import RATE, SIZE, TIME, UNITS, spellings
 
 # How far a claim's quotes bear it out: `partial` is its own outcome, never rounded up.
 Status = Literal["supported", "partial", "unsupported"]
@@ -69,16 +70,8 @@ def _bare(number: str) -> str:
     return number.split(" ")[0]
 
 
-# Units whose confusion changes the meaning: "90 hours" is not "90 days", "256 KB" is not "256 MB".
-UNIT_FAMILIES = {
-    stem(unit): family
-    for family, units in {
-        "time": "ms millisecond second sec minute min hour hr day week month year",
-        "size": "b byte kb kib mb mib gb gib tb",
-        "rate": "rp rps qps",
-    }.items()
-    for unit in units.split()
-}
+# Units whose confusion changes the meaning: "90 hours" is not "90 days", "256 KB" is not "256 MB" (ingest/units.py).
+UNIT_FAMILIES = {stem(unit): UNITS[unit][0] for unit in spellings(TIME, SIZE, RATE)}
 
 
 def _unit_conflict(number: str, evidence: set[str]) -> bool:

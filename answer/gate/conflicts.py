@@ -15,25 +15,16 @@ import re
 from dataclasses import dataclass
 
 from ingest.text import key_terms
+from ingest.units import COUNT, SHARE, SIZE, TIME, UNITS, spellings
 
 from .weights import SAME_THING
 
-# A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds").
+# A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds"), from
+# ingest/units.py; a count of anything else ("3 requests") is its own family.
+_COUNTED = "requests?|events?|characters?|chars|items|entries|rows|calls"
 _AMOUNT = re.compile(
-    r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|"
-    r"months?|years?|bytes?|b|kb|kib|mb|mib|gb|gib|tb|%|percent|times|attempts|retries|requests?|events?|characters?|"
-    r"chars|items|entries|rows|calls)(?![\w])", re.IGNORECASE)
-_SCALE: dict[str, tuple[str, float]] = {}
-for _names, _family, _factor in (
-    (("ms", "millisecond", "milliseconds"), "time", 0.001), (("s", "sec", "secs", "second", "seconds"), "time", 1),
-    (("min", "mins", "minute", "minutes"), "time", 60), (("h", "hr", "hrs", "hour", "hours"), "time", 3600),
-    (("d", "day", "days"), "time", 86400), (("week", "weeks"), "time", 604800), (("month", "months"), "time", 2592000),
-    (("year", "years"), "time", 31536000), (("b", "byte", "bytes"), "size", 1), (("kb", "kib"), "size", 1024),
-    (("mb", "mib"), "size", 1024**2), (("gb", "gib"), "size", 1024**3), (("tb",), "size", 1024**4),
-    (("%", "percent"), "share", 1), (("times", "attempts", "retries"), "count", 1),
-):
-    for _name in _names:
-        _SCALE[_name] = (_family, _factor)
+    rf"(?<![\w.])(\d+(?:[.,]\d+)*)\s*({'|'.join(re.escape(u) for u in spellings(TIME, SIZE, SHARE, COUNT))}|{_COUNTED})"
+    r"(?![\w])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,7 +45,7 @@ def amounts(text: str) -> list[Amount]:
     found = []
     for match in _AMOUNT.finditer(text):
         number, unit = match.group(1).replace(",", ""), match.group(2).lower()
-        family, factor = _SCALE.get(unit, (unit.rstrip("s"), 1.0))
+        family, factor = UNITS.get(unit, (unit.rstrip("s"), 1.0))
         before = text[max(0, match.start() - 16):match.start()]
         ranged = bool(re.match(r"\s*[–-]\s*\d", text[match.end():match.end() + 4]))
         try:

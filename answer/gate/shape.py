@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ingest.text import key_terms
+from ingest.units import MEASURING, spellings
 
 from .question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, Kind
 
@@ -75,8 +76,7 @@ def states_quantity(text: str) -> bool:
 
 
 # Units that measure rather than count: "30 days" says how long, "5 MB" how big, never how many of a thing.
-MEASURES = frozenset(key_terms("second seconds minute minutes hour hours day days week weeks month months year years "
-                                "ms byte bytes kb mb gb tb"))
+MEASURES = frozenset(key_terms(" ".join(spellings(*MEASURING))))  # ingest/units.py
 
 
 def measures_only(text: str) -> bool:
