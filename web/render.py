@@ -116,6 +116,7 @@ class TurnView:
     asked: str = ""  # what the visitor typed; `question` is what was searched when a follow-up was rewritten
     written: tuple[WrittenLine, ...] = ()  # the model's short answer over the quotes, each line checked
     written_by: str = ""
+    next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
 
     @property
     def steps(self) -> bool:
@@ -283,7 +284,8 @@ def withheld_view(answer_id: str, asked: str, *, stale: bool) -> TurnView:
                     looked_at=(), claims=(), sources=(), hidden=(), asked=question)
 
 
-def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: UnverifiedPolicy = "hide", *, asked: str = "") -> TurnView:
+def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: UnverifiedPolicy = "hide", *, asked: str = "",
+              next_questions: tuple[str, ...] = ()) -> TurnView:
     rset = answer.retrieval
     state = display(answer.state, degraded=answer.degraded, disagreement=answer.disagreement,
                     model_unavailable=answer.model_unavailable, policy=policy, related=answer.related)
@@ -300,6 +302,7 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         asked=asked or answer.question,
         written=written_lines(answer.written, views) if state in (VERIFIED, DEGRADED) else (),
         written_by=answer.written.model if answer.written is not None else "",
+        next_questions=next_questions,
     )
 
 

@@ -160,8 +160,9 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
             services.threads.cache.put(event.answer)
             if thread:
                 await asyncio.to_thread(services.threads.add, thread, event.answer, question, owner.token)
-            yield sse("done", state.fragment("_turn.html", context | {"view": state.view(event.answer, turn, question)}),
-                      number)
+            asked_next = await asyncio.to_thread(services.next_questions, event.answer, viewer)
+            view = state.view(event.answer, turn, question, next_questions=asked_next)
+            yield sse("done", state.fragment("_turn.html", context | {"view": view}), number)
 
 
 async def thread_fragment(request: Request) -> Response:

@@ -23,6 +23,7 @@ from answer.followup import Rewrite, rewrite
 from answer.gap_index import QuestionIndex
 from answer.pipeline import Answer, Answerer
 from answer.services import Components, components_for, open_audit
+from answer.suggest import suggest
 from ingest.corpus import Corpus, load_corpus
 from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
@@ -342,6 +343,12 @@ class Services:
             by_page = _access_by_page(table)
             self._page_access = (table, by_page)
         return by_page.get(doc_id(slug))
+
+    def next_questions(self, answer: Answer, viewer: Viewer) -> tuple[str, ...]:
+        """Up to three follow-ups this reader's docs answer (answer/suggest.py), checked by searching for each."""
+        if not answer.retrieval.hits:
+            return ()
+        return suggest(answer, self.answerer.retriever, viewer)
 
     def suggestions(self) -> list[str]:
         """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""

@@ -66,9 +66,10 @@ class AppState:
             return None
         return value.strip() if value.strip() in self.services.corpus.versions else None
 
-    def view(self, answer: Answer, turn_id: str | None = None, asked: str = "") -> render.TurnView:
+    def view(self, answer: Answer, turn_id: str | None = None, asked: str = "",
+             next_questions: tuple[str, ...] = ()) -> render.TurnView:
         return render.turn_view(answer, self.services.corpus.site, turn_id or answer.id, self.settings.unverified_policy,
-                                asked=asked)
+                                asked=asked, next_questions=next_questions)
 
     async def answer_in_thread(self, question: str, thread_id: str, viewer: Viewer, version: str | None,
                                owner: str) -> tuple[Answer, Rewrite]:

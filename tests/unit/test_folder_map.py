@@ -7,7 +7,6 @@ The map is what a newcomer reads first to find where a thing lives; it drifted
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
