@@ -306,3 +306,18 @@ def test_without_javascript_the_form_posts_a_full_page_and_keeps_the_thread(brow
         page.screenshot(path=str(shots / "13-no-javascript.png"), full_page=True)
     finally:
         context.close()
+
+
+def test_a_follow_up_the_docs_answer_is_offered_and_asked_in_the_same_thread(page, live_url, shots):
+    page.goto(live_url)
+    ask(page, "What is the maximum payload size?")
+    turn = final_turn(page)
+    offered = turn.locator(".next-questions .suggestion")
+    offered.first.wait_for()
+    question = offered.first.inner_text()
+    assert question.endswith("?")
+    page.screenshot(path=str(shots / "09-next-questions.png"))
+    offered.first.click()
+    second = final_turn(page, 2)
+    assert second.locator(".question").inner_text() == question
+    assert page.locator("#thread .turn").count() == 2  # asked in the thread, not on a new page
