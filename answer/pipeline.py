@@ -126,6 +126,11 @@ class Shown:
 
 
 @dataclass(frozen=True)
+class Writing:
+    """The quotes are all on the page; the model is now wording them (written.py)."""
+
+
+@dataclass(frozen=True)
 class Done:
     """The finished answer, already logged."""
 
@@ -133,7 +138,7 @@ class Done:
 
 
 # One step of an answer as it is produced, for progressive rendering: retrieved, then each claim, then done.
-Event: TypeAlias = Retrieved | Shown | Done
+Event: TypeAlias = Retrieved | Shown | Writing | Done
 
 
 class Answerer:
@@ -225,6 +230,7 @@ class Answerer:
             # The quotes are on the page already; the written answer comes after them and never changes the
             # outcome (a 1.5B model asked to say when the quotes do not answer said so for 6 answers that held
             # the gold quote out of 7: docs/llm.mdx, Written answers).
+            yield Writing()
             began = time.perf_counter()
             try:
                 written = self.writer.write(rset.question, shown)

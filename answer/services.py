@@ -106,6 +106,7 @@ def build_generator(settings: Settings, embedder: Any = None, judge: AnswerGate 
     return ExtractiveGenerator(embedder, judge=judge)
 
 
+WRITE_TIMEOUT = 25.0  # seconds the written answer may take after the quotes (the page's watchdog waits 30)
 WRITTEN_SUPPORT = 1.0  # every key term of a written sentence in the quotes it names (quotes' claims need 0.8)
 
 
@@ -120,7 +121,11 @@ def build_writer(settings: Settings, checker: SupportChecker | None = None) -> W
         return None
     if checker is None or isinstance(checker, DeterministicChecker):
         checker = DeterministicChecker(supported_at=WRITTEN_SUPPORT)
-    return Writer(llm_client(settings), checker)
+    client = llm_client(settings)
+    # Asked once and for at most WRITE_TIMEOUT: the quotes are on the page, and the page (and the widget) give
+    # up on a stream silent for 30 s; a written answer later than that is left out with a quiet note.
+    client.timeout, client.max_retries = min(client.timeout, WRITE_TIMEOUT), 0
+    return Writer(client, checker)
 
 
 @dataclass(frozen=True)

@@ -138,9 +138,14 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     shown: list[Sentence] = []
     dropped: list[Sentence] = []
     for unit, step, code in _units(text)[:MAX_UNITS]:
-        numbers = tuple(dict.fromkeys(int(n) for n in _MARKERS.findall(unit) if int(n) in by_number))
+        cited = [int(n) for n in _MARKERS.findall(unit)]
+        numbers = tuple(dict.fromkeys(n for n in cited if n in by_number))
         plain = " ".join(_MARKERS.sub("", unit).split())
         if not plain:
+            continue
+        if cited and len(numbers) < len(set(cited)):  # it rests on a quote it was never given: not shown
+            dropped.append(Sentence(plain, numbers, "unknown quote", ("it cites a quote number it was not given",),
+                                    step, code))
             continue
         if not numbers:  # a small model often leaves the numbers out: the one quote that supports it, if any
             numbers = _supporting(plain, passages, checker)

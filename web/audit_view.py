@@ -152,6 +152,7 @@ def redact(record: AnswerRecord, readable: set[str], deleted: set[str] | frozens
         retrieved=tuple(r if r.handle in readable else _withheld_source(r.handle, r.handle in deleted)
                         for r in record.retrieved),
         claims=claims,
+        written=None,  # the model's words about sources the reader may not read: withheld with the question
         attempts=tuple(_redact_attempt(a, readable, texts, allowed, deleted, gone) for a in record.attempts),
         problems=_withheld(record.problems, note),  # findings quote the generator's text
         hidden=(note,) if record.hidden else (),

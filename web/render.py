@@ -117,6 +117,7 @@ class TurnView:
     written: tuple[WrittenLine, ...] = ()  # the model's short answer over the quotes, each line checked
     written_by: str = ""
     next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
+    written_failed: bool = False  # the model was asked and could not answer in time: a quiet note, the quotes stand
 
     @property
     def steps(self) -> bool:
@@ -303,6 +304,7 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written=written_lines(answer.written, views) if state in (VERIFIED, DEGRADED) else (),
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
+        written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
     )
 
 

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from answer.pipeline import Answer, Done, Retrieved, Shown
+from answer.pipeline import Answer, Done, Retrieved, Shown, Writing
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
@@ -156,6 +156,8 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
             claim = render.claim_view(event.claim, rset, site, turn, claims, numbers)
             if claim is not None:
                 yield sse("claim", state.fragment("_claim.html", context | {"claim": claim}), number)
+        elif isinstance(event, Writing):
+            yield sse("writing", state.fragment("_writing.html", context), number)
         elif isinstance(event, Done):
             services.threads.cache.put(event.answer)
             if thread:

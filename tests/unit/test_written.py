@@ -137,16 +137,22 @@ def test_passages_are_each_verified_quote_once_with_where_it_sits():
     assert passages[0].where == "Retention › How long" and passages[0].quote in chunk.text
 
 
-def _app(model: Scripted):  # noqa: ANN202
+def _app(model: Scripted, **settings: str):  # noqa: ANN202
+    import tempfile
+    from pathlib import Path
+
     from starlette.testclient import TestClient
 
+    from answer.audit import SQLiteAuditLog
     from tests.fakes import HashEmbedder
     from tests.memory_index import MemoryIndex
     from web.app import create_app
     from web.settings import Settings
 
     store = MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])
-    return TestClient(create_app(Settings(), answerer=_answerer(model), store=store))
+    answerer = _answerer(model)
+    answerer.audit = SQLiteAuditLog(Path(tempfile.mkdtemp()) / "answers.sqlite3")  # the audit page reads it
+    return TestClient(create_app(Settings(**settings), answerer=answerer, store=store))
 
 
 def test_the_page_shows_the_written_answer_above_the_quotes_with_their_chips():
@@ -186,3 +192,53 @@ def test_a_paraphrase_that_moves_a_number_to_another_plan_is_not_shown():
     assert not written.sentences and written.dropped[0].status != "supported"
     assert read_reply("You have 30 days to ask for your money back on a monthly subscription [1].", [unused],
                       CHECK).sentences  # the claims' threshold would have shown it
+
+
+def test_a_sentence_citing_a_quote_it_was_not_given_is_not_shown_even_if_true():
+    written = read_reply("Events are retained for 30 days on every plan [7].", [RETAINED], CHECK)
+    assert not written.sentences and written.dropped[0].status == "unknown quote"
+
+
+def test_a_changed_number_or_a_dropped_not_is_not_shown():
+    kept = Passage(1, "Deleted endpoints are not restored.", "Endpoints", 0)
+    written = read_reply("Deleted endpoints are restored [1]. Events are retained for 60 days on every plan [2].",
+                         [kept, Passage(2, RETAINED.quote, RETAINED.where, 0)], CHECK)
+    assert written.sentences == ()
+    reasons = " ".join(r for s in written.dropped for r in s.reasons)
+    assert "negation differs" in reasons and "number not in the quotes: 60" in reasons
+
+
+def test_the_stream_says_writing_after_the_last_quote_and_before_the_answer_is_done():
+    from answer.pipeline import Done, Shown, Writing
+
+    events = list(_answerer(Scripted("Events are retained for 30 days on every plan [1].")).events(
+        "How long are events retained?", Viewer.anonymous()))
+    kinds = [type(e) for e in events]
+    assert Writing in kinds and kinds.index(Writing) > max(i for i, k in enumerate(kinds) if k is Shown)
+    assert kinds[-1] is Done and kinds.count(Writing) == 1
+
+
+def test_the_writer_asks_once_and_waits_less_than_the_pages_watchdog():
+    from answer.services import WRITE_TIMEOUT, build_writer
+    from web.settings import Settings
+
+    writer = build_writer(Settings.from_env({"LLM_MODEL": "local", "LLM_TIMEOUT": "300"}, dotenv=False))
+    assert writer is not None and writer.model.timeout == WRITE_TIMEOUT < 30 and writer.model.max_retries == 0
+
+
+def test_a_model_that_fails_leaves_the_quotes_with_a_quiet_note_and_the_audit_shows_the_verdicts():
+    from html import unescape
+
+    failing = _app(Scripted(GeneratorError("timed out after 25 s")))
+    stream = failing.get("/ask/stream", params={"question": "How long are events retained?", "turn": "t1"}).text
+    assert "event: writing" in stream
+    done = unescape(stream[stream.index("event: done"):])
+    assert "A short written answer could not be made this time" in done and "<blockquote>" in done
+
+    audited = _app(Scripted("Events are retained for 30 days on every plan [1]. They are kept forever [1]."),
+                   identity_header="X-Groups")
+    asked = audited.post("/api/ask", json={"question": "How long are events retained?"}).json()
+    page = unescape(audited.get(f"/answers/{asked['answer_id']}", headers={"X-Groups": "staff"}).text)
+    section = page[page.index("<h2>Written answer</h2>"):page.index("Verification, attempt by attempt")]
+    assert "They are kept forever." in section and "absolute term not in the quotes: forever" in section
+    assert "The model&#39;s reply" in section or "The model's reply" in section

@@ -99,6 +99,7 @@
     source.addEventListener("thread", function (e) { heard(); keep(KEY, e.data); });
     source.addEventListener("retrieved", function (e) { heard(); looked.textContent = ""; looked.appendChild(fragment(e.data)); });
     source.addEventListener("claim", function (e) { heard(); claims.appendChild(fragment(e.data)); });
+    source.addEventListener("writing", function () { heard(); });  // the model words the quotes shown: not a stall
     source.addEventListener("done", function (e) {
       finished = true; source.close();
       var done = fragment(e.data), article = done.querySelector("article");
