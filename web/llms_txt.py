@@ -18,7 +18,7 @@ Mintlify's docs.json, Docusaurus categories, folders otherwise), in its order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import PurePosixPath
 
 from starlette.concurrency import iterate_in_threadpool
@@ -39,11 +39,18 @@ ROOT_GROUP = "Pages"  # the pages at the top of the content folder
 GROUP_JOINER = " › "
 MAX_DESCRIPTION_CHARS = 300
 PUBLIC_READER = Viewer.anonymous()
+IndexAccess = Callable[[str], tuple[str, ...] | None]  # who the shared index lets read a page (Services.page_access)
 
 
-def public_pages(corpus: Corpus) -> list[Page]:
+def is_public(page: Page, index_access: IndexAccess) -> bool:
+    """Public by the page's own front matter and by the shared index (another replica may have restricted it)."""
+    shared = index_access(page.slug)
+    return PUBLIC_READER.may_read(page.access) and shared is not None and PUBLIC_READER.may_read(shared)
+
+
+def public_pages(corpus: Corpus, index_access: IndexAccess) -> list[Page]:
     """The public pages in navigation order: each group where its first page is listed, pages in their order."""
-    pages = [p for p in corpus.pages if PUBLIC_READER.may_read(p.access)]
+    pages = [p for p in corpus.pages if is_public(p, index_access)]
     navigation = corpus.navigation
 
     def key(page: Page) -> tuple[object, ...]:
@@ -121,19 +128,22 @@ def origin_of(request: Request) -> str:
 
 async def llms(request: Request) -> Response:
     """`GET /llms.txt`."""
-    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
-    text = llms_txt(corpus, public_pages(corpus), origin_of(request))
+    services = state_of(request).services
+    corpus = await asyncio.to_thread(lambda: services.corpus)
+    pages = await asyncio.to_thread(public_pages, corpus, services.page_access)
+    text = llms_txt(corpus, pages, origin_of(request))
     return PlainTextResponse(text, media_type=TEXT)
 
 
 async def llms_full(request: Request) -> Response:
     """`GET /llms-full.txt`: every public page as Markdown, one after another (streamed)."""
-    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
+    services = state_of(request).services
+    corpus = await asyncio.to_thread(lambda: services.corpus)
     origin = origin_of(request)
 
     def texts() -> Iterator[str]:
         yield f"# {corpus.site.name}\n\n"
-        for page in public_pages(corpus):
+        for page in public_pages(corpus, services.page_access):
             yield markdown_of(page, corpus, origin) + "\n"
 
     return StreamingResponse(iterate_in_threadpool(texts()), media_type=TEXT)
@@ -142,9 +152,10 @@ async def llms_full(request: Request) -> Response:
 async def page_md(request: Request) -> Response:
     """`GET /docs/<path>.md`: one public page as Markdown (any other is a 404 like a missing page)."""
     slug = request.path_params.get("path", "").strip("/") or "index"
-    corpus = await asyncio.to_thread(lambda: state_of(request).services.corpus)
+    services = state_of(request).services
+    corpus = await asyncio.to_thread(lambda: services.corpus)
     page = corpus.page(slug)
-    if page is None or not PUBLIC_READER.may_read(page.access):
+    if page is None or not await asyncio.to_thread(is_public, page, services.page_access):
         return PlainTextResponse(f"no page at /docs/{slug}.md; {origin_of(request)}/llms.txt lists the pages",
                                  status_code=404)
     return Response(markdown_of(page, corpus, origin_of(request)), media_type=MARKDOWN)

@@ -148,6 +148,7 @@ def test_a_restriction_published_from_one_replica_reaches_the_viewer_and_search_
         page, search = "/docs/billing/refunds", "/docs/search?q=annual+refunded"
         assert httpx.get(urls[1] + page, timeout=60).status_code == 200
         assert "Refund windows" in httpx.get(urls[1] + search, timeout=60).text
+        assert "/docs/billing/refunds.md" in httpx.get(urls[1] + "/llms.txt", timeout=60).text
 
         refunds = first / "billing" / "refunds.mdx"  # restricted on replica a's copy only, and published from there
         refunds.write_text(refunds.read_text().replace("title: Refunds\n", "title: Refunds\naccess: [staff]\n"))
@@ -159,6 +160,10 @@ def test_a_restriction_published_from_one_replica_reaches_the_viewer_and_search_
             time.sleep(0.5)
         assert httpx.get(urls[1] + page, timeout=60).status_code == 404
         assert "Refund windows" not in httpx.get(urls[1] + search, timeout=60).text
+        # the agents' files too: public pages only, by the shared index, not by this replica's copy
+        assert "/docs/billing/refunds.md" not in httpx.get(urls[1] + "/llms.txt", timeout=60).text
+        assert "Annual plans can be refunded" not in httpx.get(urls[1] + "/llms-full.txt", timeout=60).text
+        assert httpx.get(urls[1] + page + ".md", timeout=60).status_code == 404
         staff = {"X-Groups": "staff"}
         assert httpx.get(urls[1] + page, headers=staff, timeout=60).status_code == 200  # staff still read it
         assert "Refund windows" in httpx.get(urls[1] + search, headers=staff, timeout=60).text

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from ingest.corpus import load_corpus
 from ingest.navigation import UNLISTED, read_navigation
 from tests.conftest import REPO
+from tests.unit.test_links import write
 
 MINTLIFY_SCHEMA = "https://mintlify.com/docs.json"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def page(title: str, extra: str = "") -> str:
@@ -107,7 +99,7 @@ def test_llms_txt_lists_a_mintlify_site_s_pages_under_its_navigation_groups_in_o
                             "welcome.mdx": page("Welcome"), "zeta/unlisted.mdx": page("Unlisted"),
                             "secret.mdx": page("Secret", "access: [staff]\n")})
     corpus = load_corpus(root)
-    text = llms_txt(corpus, public_pages(corpus), "https://docs.example")
+    text = llms_txt(corpus, public_pages(corpus, lambda slug: ("public",)), "https://docs.example")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Get started", "## Reference", "## zeta"]
     assert text.index("[Welcome]") < text.index("[Install]") < text.index("[API]")
