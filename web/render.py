@@ -26,7 +26,7 @@ from answer.record import DEGRADED, DISAGREE, REFUSED, RELATED_PASSAGES, UNVERIF
 from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
-from answer.written import Written
+from answer.written import Written, passages_of
 from ingest.mdx import FENCE_LINE
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -301,25 +301,33 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         claims=claims, sources=sources(answer.claims, rset, site, numbers),
         hidden=answer.hidden if state == UNVERIFIED else (), related=related(rset, site) if state == REFUSED else (),
         asked=asked or answer.question,
-        written=written_lines(answer.written, views) if state in (VERIFIED, DEGRADED) else (),
+        written=written_lines(answer.written, answer.claims, views) if state in (VERIFIED, DEGRADED) else (),
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
     )
 
 
-def written_lines(written: Written | None, claims: dict[int, ClaimView]) -> tuple[WrittenLine, ...]:
-    """The written answer's shown sentences, each with the chips of the quotes it names.
+def written_lines(written: Written | None, claims: Sequence[Claim], views: dict[int, ClaimView]
+                  ) -> tuple[WrittenLine, ...]:
+    """The written answer's shown sentences, each with the chip of every quote it names.
 
-    A sentence is shown only beside its proof: one whose quotes no longer resolve on this page is left out,
-    and when none is left the written answer is not shown at all.
+    The quote numbers are re-derived from the claims (`passages_of` numbers them the same way every time), and
+    each is matched to the chip showing that very quote on this page. A sentence is shown only beside its proof:
+    one with a quote that does not resolve here is left out, and with none left nothing is shown.
     """
     if written is None or not written.shown:
         return ()
-    claim_of = {p.number: p.claim for p in written.passages}
+    numbered = {p.number: p for p in passages_of(claims)}
+
+    def chip(number: int) -> Cite | None:
+        passage = numbered.get(number)
+        view = views.get(passage.claim) if passage is not None else None
+        return next((c for c in view.cites if c.quote == passage.quote), None) if view and passage else None
+
     lines = []
     for sentence in written.sentences:
-        cites = [claims[claim_of[n]].cites[0] for n in sentence.passages if claim_of.get(n) in claims]
+        cites = [c for n in sentence.passages if (c := chip(n)) is not None]
         if cites and len(cites) == len(sentence.passages):
             refs = tuple(dict.fromkeys((c.number, c.href) for c in cites))
             lines.append(WrittenLine(sentence.text, sentence.step, sentence.code, refs))

@@ -15,6 +15,7 @@ from answer.pipeline import Answerer
 from answer.record import from_json, to_json
 from answer.support import DeterministicChecker
 from answer.written import DECLINED, Passage, Writer, passages_of, prompt, read_reply
+from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
 from tests.unit.test_outcomes import EXPORT, RETENTION, Fixed
@@ -242,3 +243,28 @@ def test_a_model_that_fails_leaves_the_quotes_with_a_quiet_note_and_the_audit_sh
     section = page[page.index("<h2>Written answer</h2>"):page.index("Verification, attempt by attempt")]
     assert "They are kept forever." in section and "absolute term not in the quotes: forever" in section
     assert "The model&#39;s reply" in section or "The model's reply" in section
+
+
+def test_a_sentence_resting_on_a_claims_second_quote_links_that_quote_not_the_first():
+    from answer.pipeline import Answer
+    from answer.verify import Citation, Claim
+    from ingest.site import SiteConfig
+    from web.render import turn_view
+
+    export = make_chunk("ops/export", "export", EXPORT.text, title="Export")
+    rset = renumber("How long are events kept and exported?", Viewer.anonymous(), [(RETENTION, 1.0), (export, 0.9)])
+    first = RETENTION.text.split(". ")[0] + "."
+
+    def cite(handle: str, chunk, quote: str) -> Citation:  # noqa: ANN001
+        start = chunk.text.index(quote)
+        return Citation(handle, chunk.id, quote, start, start + len(quote), chunk.url, chunk.url, chunk.title,
+                        chunk.heading_path, chunk.doc_version, chunk.hash)
+
+    claim = Claim("Events are kept 30 days and exported as CSV.", "supported",
+                  (cite("c1", RETENTION, first), cite("c2", export, export.text)))
+    passages = passages_of((claim,))
+    written = read_reply("Export retained events as CSV from the Events page [2].", passages, CHECK)
+    answer = Answer("a1", rset.question, "answered", (claim,), rset, written=written)
+    [line] = turn_view(answer, SiteConfig(), "t1").written
+    [(number, href)] = line.refs
+    assert number == 2 and href is not None and "ops/export" in href  # the export quote's chip, not the first
