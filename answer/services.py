@@ -84,11 +84,11 @@ def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> 
     return AnswerGate(extractor, site_terms=frozenset(key_terms(site.name)))
 
 
-def llm_client(settings: Settings) -> LiteLLMGenerator:
+def llm_client(settings: Settings, *, timeout: float | None = None, max_retries: int = 2) -> LiteLLMGenerator:
     """The chat model LLM_MODEL names, as litellm reaches it."""
     return LiteLLMGenerator(
-        settings.llm_model, api_base=settings.llm_api_base or None,
-        api_key=settings.llm_api_key or None, timeout=settings.llm_timeout,
+        settings.llm_model, api_base=settings.llm_api_base or None, max_retries=max_retries,
+        api_key=settings.llm_api_key or None, timeout=settings.llm_timeout if timeout is None else timeout,
         budget_tokens=settings.llm_prompt_tokens or DEFAULT_BUDGET_TOKENS, max_tokens=settings.llm_max_tokens or None,
         quoting=settings.llm_quoting or "copy",
     )
@@ -121,11 +121,9 @@ def build_writer(settings: Settings, checker: SupportChecker | None = None) -> W
         return None
     if checker is None or isinstance(checker, DeterministicChecker):
         checker = DeterministicChecker(supported_at=WRITTEN_SUPPORT)
-    client = llm_client(settings)
     # Asked once and for at most WRITE_TIMEOUT: the quotes are on the page, and the page (and the widget) give
     # up on a stream silent for 30 s; a written answer later than that is left out with a quiet note.
-    client.timeout, client.max_retries = min(client.timeout, WRITE_TIMEOUT), 0
-    return Writer(client, checker)
+    return Writer(llm_client(settings, timeout=min(settings.llm_timeout, WRITE_TIMEOUT), max_retries=0), checker)
 
 
 @dataclass(frozen=True)
