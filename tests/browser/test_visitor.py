@@ -214,6 +214,37 @@ def test_on_a_phone_the_copy_button_never_covers_the_code(browser, live_url, sho
         context.close()
 
 
+def test_on_a_phone_each_refusal_bullet_sits_on_the_first_line_of_its_link(browser, live_url, shots):
+    """Seen on a phone: a related section whose link wrapped had its bullet beside the link's last line."""
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(live_url)
+        ask(page, "Is there a Terraform provider for Ferrydeck?")
+        items = final_turn(page).locator(".banner.refusal ul.related li")
+        assert items.count() >= 2
+        # The bullet is drawn on the item's first line box: a probe at the item's start sits on that line.
+        offsets = items.evaluate_all("""items => items.map(li => {
+            const probe = document.createElement('span');
+            probe.textContent = '\u200b';
+            li.prepend(probe);
+            const text = document.createRange();
+            text.selectNodeContents(li.querySelector('a'));
+            const lines = [...text.getClientRects()];
+            const found = {lines: new Set(lines.map(r => Math.round(r.top))).size, probe: probe.getBoundingClientRect().top,
+                           first: Math.min(...lines.map(r => r.top))};
+            probe.remove();
+            return found;
+        })""")
+        assert any(o["lines"] > 1 for o in offsets), offsets  # some title wraps at 375 px, or the test shows nothing
+        assert all(abs(o["probe"] - o["first"]) < 6 for o in offsets), offsets
+        items.first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "29c-phone-refusal-bullets.png"))
+    finally:
+        context.close()
+
+
 def test_the_phone_card_closes_on_its_button_and_on_an_outside_tap(browser, live_url, shots):
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
     page = context.new_page()
