@@ -70,8 +70,16 @@ class Corpus:
 
     @functools.cached_property
     def page_chunks(self) -> dict[str, tuple[Chunk, ...]]:
-        """{page source: its chunks in order}; a page taken over from the corpus before keeps its chunks."""
-        return {page.source: self._kept_chunks.get(page.source) or tuple(split_page(page)) for page in self.pages}
+        """{page source: its chunks in order}; a page taken over from the corpus before keeps its chunks.
+
+        A kept page whose navigation groups changed (docs.json edited) is split again: they are in its chunks.
+        """
+        found: dict[str, tuple[Chunk, ...]] = {}
+        for page in self.pages:
+            groups = self.navigation.declared_groups(page.source)
+            kept = self._kept_chunks.get(page.source)
+            found[page.source] = kept if kept and kept[0].groups == groups else tuple(split_page(page, groups=groups))
+        return found
 
     @functools.cached_property
     def duplicates(self) -> dict[str, str]:

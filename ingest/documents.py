@@ -131,11 +131,12 @@ class Chunk:
     doc_version: str
     hash: str
     access: tuple[str, ...] = (PUBLIC,)
+    groups: tuple[str, ...] = ()  # the sidebar groups a navigation file puts the page under (navigation.py)
 
     @property
     def embedding_text(self) -> str:
         """What the embedder reads: where the text sits on the site, then the text."""
-        context = " > ".join((self.title, *self.heading_path[-2:]))
+        context = " > ".join((*self.groups, self.title, *self.heading_path[-2:]))
         return f"{context}\n{self.text}"
 
     def readable_by(self, groups: frozenset[str]) -> bool:

@@ -40,10 +40,15 @@ UNLISTED = float("inf")
 
 @dataclass(frozen=True)
 class Place:
-    """A page's place: the groups above it (outermost first) and its order among all listed pages."""
+    """A page's place: the groups above it (outermost first) and its order among all listed pages.
+
+    `declared` is True when a navigation file names the groups (docs.json), not only folders: those labels
+    are what the site's authors call the page's topic, so they become part of its chunks' context.
+    """
 
     groups: tuple[str, ...]
     position: float = UNLISTED
+    declared: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,11 @@ class Navigation:
 
     def place(self, page_source: str) -> Place:
         return self.places.get(page_source, Place(()))
+
+    def declared_groups(self, page_source: str) -> tuple[str, ...]:
+        """The groups a navigation file puts the page under; () for a page grouped only by its folder."""
+        place = self.place(page_source)
+        return place.groups if place.declared else ()
 
 
 def read_navigation(content_dir: Path, pages: Iterable[tuple[str, str, Mapping[str, Any]]],
@@ -86,7 +96,7 @@ def _mintlify(content_dir: Path, pages: list[tuple[str, str, Mapping[str, Any]]]
     for position, (groups, ref) in enumerate(_listed(tree, ())):
         source = by_path.get(ref.strip().strip("/")) or by_path.get(ref.strip().strip("/") + "/index")
         if source is not None and source not in places:
-            places[source] = Place(groups, position)
+            places[source] = Place(groups, position, declared=True)
     unlisted = _folders(content_dir, [p for p in pages if p[0] not in places], pages_dir)
     return Navigation({**unlisted.places, **places}, DOCS_JSON)
 

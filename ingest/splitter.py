@@ -24,8 +24,8 @@ from .text import PROSE_CUT
 MAX_CHUNK_CHARS = 800
 
 
-def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    """All chunks of a page, in document order."""
+def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[str, ...] = ()) -> list[Chunk]:
+    """All chunks of a page, in document order; `groups` is the page's place in the site's navigation."""
     source_lines = page.body.split("\n")
     offsets: dict[str, list[int]] = {}
     chunks: list[Chunk] = []
@@ -70,8 +70,10 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
                     source=file,
                     span=span,
                     doc_version=page.version,
-                    hash=content_hash(page.title, " > ".join(section.path), text),
+                    hash=content_hash(page.title, " > ".join(section.path), text,
+                                      *((" > ".join(groups),) if groups else ())),
                     access=page.access,
+                    groups=groups,
                 )
             )
     return chunks

@@ -242,6 +242,8 @@ def chunk_metadata(chunk: Chunk) -> Metadata:
         "hash": chunk.hash,
         "access": ",".join(chunk.access),
     }
+    if chunk.groups:
+        meta["groups"] = json.dumps(list(chunk.groups), ensure_ascii=False)
     meta.update({acl_key(group): True for group in chunk.access})
     return meta
 
@@ -265,6 +267,7 @@ def chunk_from_record(chunk_id: str, text: str, meta: Metadata) -> Chunk:
         doc_version=meta["doc_version"],
         hash=meta["hash"],
         access=tuple(meta["access"].split(",")),
+        groups=tuple(json.loads(str(meta["groups"]))) if "groups" in meta else (),
     )
 
 

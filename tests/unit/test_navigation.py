@@ -84,6 +84,35 @@ def test_starlight_sidebar_order_and_the_pages_folder_left_out_of_groups(tmp_pat
     assert nav.places["src/content/docs/guides/x.mdx"].position == 3
 
 
+def test_docs_json_groups_are_in_the_chunks_context_and_folders_are_not(tmp_path):
+    from retrieval.records import chunk_from_record, chunk_metadata
+    nav = {"tabs": [{"tab": "API reference", "groups": [{"group": "Webhooks", "pages": ["api/events"]}]}]}
+    root = write(tmp_path, {"docs.json": docs_json(nav), "api/events.mdx": page("Events"),
+                            "extra/notes.mdx": page("Notes")})
+    corpus = load_corpus(root)
+    listed = corpus.page_chunks["api/events.mdx"][0]
+    assert listed.groups == ("API reference", "Webhooks")
+    assert listed.embedding_text.startswith("API reference > Webhooks > Events\n")
+    unlisted = corpus.page_chunks["extra/notes.mdx"][0]
+    assert unlisted.groups == () and unlisted.embedding_text.startswith("Notes\n")  # a folder is no author's label
+    stored = chunk_from_record(listed.id, listed.text, chunk_metadata(listed))
+    assert stored == listed and stored.groups == listed.groups
+
+
+def test_a_docs_json_edit_resplits_pages_a_reload_would_otherwise_keep(tmp_path):
+    nav = {"groups": [{"group": "Start", "pages": ["index"]}]}
+    root = write(tmp_path, {"docs.json": docs_json(nav), "index.mdx": page("Home")})
+    before = load_corpus(root)
+    first = before.page_chunks["index.mdx"][0]
+    assert first.groups == ("Start",)
+    (root / "docs.json").write_text(docs_json({"groups": [{"group": "Begin here", "pages": ["index"]}]}),
+                                    encoding="utf-8")
+    after = load_corpus(root, previous=before)
+    chunk = after.page_chunks["index.mdx"][0]
+    assert chunk.groups == ("Begin here",)
+    assert chunk.hash != first.hash  # the new context is embedded again
+
+
 def test_the_mintlify_fixture_site_groups_its_pages_as_its_docs_json_does():
     places = load_corpus(REPO / "tests" / "fixtures" / "mintlify").navigation.places
     assert places["index.mdx"].groups == places["guides/setup.mdx"].groups == ("Get started",)
