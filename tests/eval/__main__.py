@@ -1,6 +1,6 @@
 """`make eval` — retrieval and grounding metrics over docs sites, side by side, with a report and thresholds.
 
-    python -m tests.eval [--site all|content|cypress|starlight|DIR] [--generator extractive|llm|all] [--out eval-results]
+    python -m tests.eval [--site all|content|cypress|starlight|DIR] [--generator extractive|llm|written|all] [--out eval-results]
     python -m tests.eval grade eval-results/grading-sample-content-extractive.csv   # human-graded citation precision
 
 Indexes each site incrementally into DATA_DIR/eval-chroma-<site> (fast after
@@ -126,13 +126,13 @@ def generators(choice: str, embedder: Any, judge: Any, settings: Any) -> dict[st
     if choice in ("extractive", "all"):
         found["extractive"] = ExtractiveGenerator(embedder, judge=judge)
     if choice in ("llm", "all") and settings.llm_model:
-        from dataclasses import replace
-
         from answer.services import build_generator
 
         found["llm"] = build_generator(replace(settings, llm_role="draft"), embedder, judge)  # the model drafts
-    if choice == "llm" and not found:
-        raise SystemExit("--generator llm needs LLM_MODEL set")
+    if choice in ("written", "all") and settings.llm_model:
+        found["written"] = ExtractiveGenerator(embedder, judge=judge)  # offline quotes, then the model words them
+    if choice in ("llm", "written") and not found:
+        raise SystemExit(f"--generator {choice} needs LLM_MODEL set")
     found["baseline-first-sentence"] = FirstSentenceOfTopHit()
     found["baseline-best-sentence"] = TopHitBestSentence(embedder)
     return found
@@ -148,7 +148,7 @@ def subset(questions: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
 def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder: Any) -> dict[str, Any]:
     """One site's report: every generator over its questions (and follow-up threads), retrieval methods, thresholds."""
     from answer.pipeline import Answerer
-    from answer.services import build_judge, condenser_for
+    from answer.services import build_judge, build_writer, condenser_for
     from retrieval.services import open_retriever
 
     from .followups import run_threads, thread_metrics
@@ -165,7 +165,8 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
     results: dict[str, Any] = {}
     for name, generator in generators(args.generator, embedder, judge, settings).items():
         gate = None if name.startswith("baseline") else judge  # the baselines are the ungated trap, on purpose
-        answerer = Answerer(retriever, generator, judge=gate)
+        writer = build_writer(replace(settings, llm_role="write")) if name == "written" else None
+        answerer = Answerer(retriever, generator, judge=gate, writer=writer)
         rows, answers = run_questions(answerer, questions)
         thread_rows = run_threads(answerer, condenser_for(generator), threads)
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
@@ -294,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"all (every set whose corpus exists), one of {', '.join(NAMED)}, or a content folder (with --questions)")
     parser.add_argument("--questions", help="a question set (JSON Lines) other than the site's own")
     parser.add_argument("--site-config", help="a site.toml for a content folder that has none")
-    parser.add_argument("--generator", default="all", choices=["extractive", "llm", "all"])
+    parser.add_argument("--generator", default="all", choices=["extractive", "llm", "written", "all"])
     parser.add_argument("--out", default=str(REPO / "eval-results"))
     parser.add_argument("--sample", type=int, default=40, help="citations to export for human grading")
     parser.add_argument("--no-threads", action="store_true",

@@ -44,6 +44,9 @@ class Row:
     first_quote: float | None = None  # question to the first verified quote on the page; None when none was shown
     outcome: str = "refused"  # answer / related / refused, as the visitor was told
     gold_shown: bool | None = None  # the gold fact is quoted, in an Answer or in Related passages
+    # With a writer (LLM_ROLE=write): the written sentences shown, and whether one of them rests on the gold quote.
+    written: list[dict[str, Any]] = field(default_factory=list)
+    written_gold: bool | None = None
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -76,6 +79,12 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
             shown = answer.state == "answered" and any(_overlap(q["answer_quote"], quote) for quote in cited)
             correct = shown and answer.outcome == "answer"
             direct = correct and any(_overlap(q["answer_quote"], c.quote) for c in answer.claims[0].citations)
+        written = answer.written
+        on_gold = None
+        if written is not None and q.get("answerable"):
+            resting = {n for sentence in written.sentences for n in sentence.passages}
+            on_gold = written.shown and answer.outcome == "answer" and any(
+                _overlap(q["answer_quote"], p.quote) for p in written.passages if p.number in resting)
         rows.append(Row(
             id=q["id"], question=q["question"], kind=q.get("kind", ""), groups=list(q.get("groups") or []),
             answerable=bool(q.get("answerable")), state=answer.state, correct=correct, retrieved=retrieved,
@@ -84,6 +93,9 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
             claims=[{"text": c.text, "status": c.status, "citations": [
                 {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
                 for c in answer.claims],
+            written=[{"text": w.text, "passages": list(w.passages), "code": w.code}
+                     for w in (written.sentences if written is not None and written.shown else ())],
+            written_gold=on_gold,
         ))
         answers.append(answer)
     return rows, answers
@@ -162,7 +174,30 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
         "latency_ms": {stage: {"p50": round(_p(v, 0.5) * 1000, 1), "p95": round(_p(v, 0.95) * 1000, 1)}
                        for stage, v in sorted(stages.items())},
         "mean_claims_per_answer": round(statistics.mean([len(a.claims) for a in answers if a.state == "answered"] or [0]), 2),
-    }
+    } | written_metrics(rows, answers)
+
+
+def written_metrics(rows: list[Row], answers: list[Answer]) -> dict[str, Any]:
+    """With a writer: how many Answers got a written answer, how many state the gold fact, what was dropped, how long.
+
+    A shown sentence passed the support checker against the quotes it names (answer/written.py), so "supported"
+    is not measured again here; "gold" is a shown sentence resting on the quote that holds the gold fact.
+    """
+    asked = [(r, a) for r, a in zip(rows, answers, strict=True) if a.written is not None]
+    if not asked:
+        return {}
+    answerable = [r for r in rows if r.answerable]
+    records = [a.written for _, a in asked if a.written is not None]
+    return {"written": {
+        "asked": len(asked),
+        "shown": sum(w.shown for w in records),
+        "declined": sum(w.declined for w in records),
+        "failed": sum(bool(w.error) for w in records),
+        "sentences_shown": sum(len(w.sentences) for w in records if w.shown),
+        "sentences_dropped": sum(len(w.dropped) for w in records),
+        "gold_stated": _share(sum(bool(r.written_gold) for r in answerable), len(answerable)),
+        "write_ms": _percentiles([r.timings["write"] for r, _ in asked if "write" in r.timings]),
+    }}
 
 
 def sample_for_grading(rows: list[Row], answers: list[Answer], size: int, seed: int = 13) -> list[dict[str, str]]:

@@ -26,6 +26,11 @@ HEADLINE = [
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
     ("latency_per_answer_ms.p50", "latency per answer p50 (ms)"), ("latency_per_answer_ms.p95", "latency per answer p95 (ms)"),
     ("first_verified_quote_ms.p50", "first verified quote p50 (ms)"),
+    # with a writer (--generator written): the model's short answer over the shown quotes
+    ("written.shown", "written answers shown"), ("written.asked", "written answers asked for"),
+    ("written.gold_stated", "written answer rests on the gold quote"),
+    ("written.sentences_shown", "written sentences shown"), ("written.sentences_dropped", "written sentences dropped"),
+    ("written.write_ms.p50", "written answer p50 (ms)"), ("written.write_ms.p95", "written answer p95 (ms)"),
 ]
 
 

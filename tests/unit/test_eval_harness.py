@@ -50,3 +50,35 @@ def test_a_subset_is_fixed_and_spread_over_the_whole_set():
     questions = [{"id": str(n)} for n in range(10)]
     assert [q["id"] for q in subset(questions, 4)] == ["0", "2", "5", "7"]
     assert subset(questions, 4) == subset(questions, 4) and subset(questions, 0) == questions == subset(questions, 99)
+
+
+def test_written_answers_count_as_stating_the_gold_only_when_a_shown_sentence_rests_on_its_quote():
+    from tests.eval.grounding import metrics, run_questions
+    from tests.unit.test_written import Scripted, _answerer
+
+    question = {"id": "w1", "question": "How long are events retained?", "answerable": True, "gold": [],
+                "answer_quote": "Events are retained for 30 days on every plan."}
+    on_gold = _answerer(Scripted("Events are kept for 30 days on every plan [1]."))
+    rows, answers = run_questions(on_gold, [question])
+    written = metrics(rows, answers, {})["written"]
+    assert (written["asked"], written["shown"], written["gold_stated"]) == (1, 1, 1.0)
+    assert rows[0].written[0]["passages"] == [1] and "write" in rows[0].timings
+
+    unsupported = _answerer(Scripted("Events are kept for 90 days [1]."))  # dropped: the figures count it, not gold
+    rows, answers = run_questions(unsupported, [question])
+    written = metrics(rows, answers, {})["written"]
+    assert (written["shown"], written["sentences_dropped"], written["gold_stated"]) == (0, 1, 0.0)
+    assert rows[0].written == []
+
+    assert "written" not in metrics(*run_questions(_answerer_without_writer(), [question]), {})
+
+
+def _answerer_without_writer():  # noqa: ANN202
+    from answer.gate import AnswerGate
+    from answer.gate.features import AnswerExtractor
+    from answer.generate import ExtractiveGenerator
+    from answer.pipeline import Answerer
+    from tests.unit.test_outcomes import EXPORT, RETENTION, Fixed
+
+    gate = AnswerGate(AnswerExtractor())
+    return Answerer(Fixed(RETENTION, EXPORT), ExtractiveGenerator(judge=gate), judge=gate)
