@@ -27,6 +27,7 @@ from .generate import ExtractiveGenerator, Generator
 from .llm import LiteLLMGenerator
 from .pipeline import Answerer
 from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
+from .provider_citations import CitedWriting, ProviderCitationGenerator, citation_provider
 from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
 from .settings import Quoting
@@ -98,8 +99,6 @@ def build_generator(settings: Settings, embedder: Any = None, judge: AnswerGate 
     """The drafting LLM with LLM_MODEL and LLM_ROLE=draft (native citations where the provider has them), else the
     extractive one (with LLM_ROLE=write, the default, the model words the answer afterwards: `build_writer`)."""
     if settings.llm_model and settings.llm_role == "draft":
-        from .provider_citations import ProviderCitationGenerator, citation_provider
-
         client = llm_client(settings)
         mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
         return ProviderCitationGenerator(client) if mode == "provider" else client
@@ -123,7 +122,10 @@ def build_writer(settings: Settings, checker: SupportChecker | None = None) -> W
         checker = DeterministicChecker(supported_at=WRITTEN_SUPPORT)
     # Asked once and for at most WRITE_TIMEOUT: the quotes are on the page, and the page (and the widget) give
     # up on a stream silent for 30 s; a written answer later than that is left out with a quiet note.
-    return Writer(llm_client(settings, timeout=min(settings.llm_timeout, WRITE_TIMEOUT), max_retries=0), checker)
+    # Where the provider cites natively (Anthropic, Gemini), it numbers the written sentences, not the model's text.
+    client = llm_client(settings, timeout=min(settings.llm_timeout, WRITE_TIMEOUT), max_retries=0)
+    mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
+    return Writer(CitedWriting(client) if mode == "provider" else client, checker)
 
 
 @dataclass(frozen=True)

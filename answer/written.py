@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ingest.mdx import FENCE_LINE
 
@@ -101,6 +101,19 @@ class Completion(Protocol):
     name: str
 
     def reply(self, messages: list[dict[str, str]]) -> str: ...
+
+
+@runtime_checkable
+class CitingModel(Protocol):
+    """A model whose provider cites what it was given (Anthropic, Gemini: provider_citations.py).
+
+    It is handed the quotes themselves, as documents, and returns the reply with each cited stretch followed by
+    the numbers of the quotes the provider says it rests on, so the reply is read and checked like any other.
+    """
+
+    name: str
+
+    def cite(self, question: str, passages: Sequence[Passage], thread: Sequence[str]) -> str: ...
 
 
 def passages_of(claims: Sequence[Claim]) -> tuple[Passage, ...]:
@@ -205,7 +218,7 @@ def _units(text: str) -> list[tuple[str, int, str]]:
 class Writer:
     """Asks a chat model for the short answer and checks it (see the module docstring)."""
 
-    def __init__(self, model: Completion, checker: SupportChecker) -> None:
+    def __init__(self, model: Completion | CitingModel, checker: SupportChecker) -> None:
         self.model = model
         self.checker = checker
 
@@ -217,7 +230,10 @@ class Writer:
         if not passages:
             return Written(model=self.model.name)
         try:
-            text = self.model.reply(prompt(question, passages, thread))
+            if isinstance(self.model, CitingModel):
+                text = self.model.cite(question, passages, thread)
+            else:
+                text = self.model.reply(prompt(question, passages, thread))
         except (GeneratorError, DraftFormatError) as exc:
             return Written(model=self.model.name, error=str(exc)[:300], raw=getattr(exc, "raw", ""),
                            passages=passages)

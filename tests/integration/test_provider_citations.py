@@ -245,3 +245,54 @@ def test_verified_but_beside_the_point_citations_meet_the_answer_gate(provider):
     assert (answer.state, answer.claims) == ("refused", ())
     assert answer.attempts[0].quotes[0].check.verified  # the citation itself was fine
     assert any("not an answer" in p.text or "does not answer" in p.text for p in answer.problems)
+
+
+# -- the written answer (LLM_ROLE=write): the provider cites the shown quotes, the checker decides -----------------
+
+def write(server, question="How long are refunds available?"):  # noqa: ANN001, ANN201
+    from answer.gate import AnswerGate
+    from answer.gate.features import AnswerExtractor
+    from answer.generate import ExtractiveGenerator
+    from answer.provider_citations import CitedWriting
+    from answer.support import DeterministicChecker
+    from answer.written import Writer
+
+    client = LiteLLMGenerator(MODELS[server.wire], api_base=server.url, api_key="x", timeout=5.0, max_retries=0)
+    gate = AnswerGate(AnswerExtractor())
+    answerer = Answerer(FixedRetriever(REFUNDS, LIMITS, RETRIES), ExtractiveGenerator(judge=gate), judge=gate,
+                        writer=Writer(CitedWriting(client), DeterministicChecker(supported_at=1.0)))
+    return answerer.ask(question, ANON)
+
+
+def test_a_written_sentence_the_provider_cites_is_shown_resting_on_that_quote(provider):
+    sentence = "Refunds are available within 14 days of the charge."
+    provider.push(reply(provider.wire, (sentence, [(0, REFUND_QUOTE)])) if provider.wire == "anthropic"
+                  else reply(provider.wire, (sentence, [("1", REFUND_QUOTE)])))
+    answer = write(provider)
+    assert answer.outcome == "answer" and answer.written is not None and answer.written.shown
+    [shown] = answer.written.sentences
+    assert shown.text == sentence and shown.passages == (1,)
+    assert answer.written.passages[0].quote == REFUND_QUOTE
+    # The provider was sent the shown quotes as its documents, not the retrieved sections.
+    assert provider.documents[0] == [p.quote for p in answer.written.passages]
+    assert "NOT ANSWERED" in json.dumps(provider.requests[0])
+
+
+def test_a_written_sentence_citing_a_document_never_sent_or_moving_a_number_is_not_shown(provider):
+    never_sent = ("Refunds are available within 14 days of the charge.", [(7, REFUND_QUOTE)] if provider.wire ==
+                  "anthropic" else [("c9", REFUND_QUOTE)])
+    moved = ("Refunds are available within 30 days of the charge.", [(0, REFUND_QUOTE)] if provider.wire ==
+             "anthropic" else [("1", REFUND_QUOTE)])
+    provider.push(reply(provider.wire, never_sent, moved))
+    answer = write(provider)
+    assert answer.outcome == "answer" and answer.written is not None
+    assert answer.written.sentences == ()
+    assert {s.status for s in answer.written.dropped} >= {"unknown quote"}
+    assert any("30 days" in s.text for s in answer.written.dropped)
+
+
+def test_the_provider_saying_the_quotes_do_not_answer_leaves_the_offline_answer(provider):
+    provider.push(anthropic_message("NOT ANSWERED") if provider.wire == "anthropic" else gemini_response("NOT ANSWERED"))
+    answer = write(provider)
+    assert answer.outcome == "answer" and answer.claims  # the proof stands
+    assert answer.written is not None and answer.written.declined and not answer.written.shown

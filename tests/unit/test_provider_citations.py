@@ -7,6 +7,8 @@ rules themselves, where a slip would re-attribute or leak a citation.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from answer.errors import DraftFormatError
@@ -15,6 +17,7 @@ from answer.llm import LiteLLMGenerator
 from answer.provider_citations import (
     ANTHROPIC,
     GEMINI,
+    CitedWriting,
     Document,
     ProviderCitationGenerator,
     anthropic_draft,
@@ -70,8 +73,10 @@ def test_with_llm_role_write_the_offline_stage_drafts_and_the_model_only_writes(
     assert settings.llm_role == "write"  # the default with a model
     assert type(build_generator(settings)) is ExtractiveGenerator
     writer = build_writer(settings, DeterministicChecker())
-    assert writer is not None and isinstance(writer.model, LiteLLMGenerator)
-    assert (writer.model.api_base, writer.model.timeout) == ("http://127.0.0.1:9", 7.0)
+    assert writer is not None and isinstance(writer.model, CitedWriting)  # the provider numbers the sentences
+    assert (writer.model.client.api_base, writer.model.client.timeout) == ("http://127.0.0.1:9", 7.0)
+    plain = build_writer(replace(settings, llm_citations="json"), DeterministicChecker())
+    assert plain is not None and isinstance(plain.model, LiteLLMGenerator)
     assert build_writer(_settings(LLM_MODEL="openai/gpt-4o-mini"), DeterministicChecker()) is None  # draft mode
     with pytest.raises(ValueError, match="LLM_ROLE must be 'write'.*'draft'.*got 'both'"):
         Settings.from_env({"LLM_ROLE": "both"}, dotenv=False)
