@@ -107,8 +107,8 @@ def cmd_provision(args: argparse.Namespace, settings: Settings, store: Any = Non
 
 
 def cmd_log_copy(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
-    from .log_copy import copy_log, sqlite_path
-    from .postgres_log import PostgresAnswerLog
+    from .log.postgres import PostgresAnswerLog
+    from .log.transfer import copy_log, sqlite_path
     from .settings import database_url
 
     source = sqlite_path(args.source)

@@ -21,15 +21,15 @@ class GeneratorError(AnswerError):
     raw: str = ""  # what a stream had written before it broke, kept for the audit
 
 
-class AuditError(AnswerError):
+class AnswerLogError(AnswerError):
     """The audit log could not be written or read."""
 
 
-class AuditDamagedError(AuditError):
+class AnswerLogDamagedError(AnswerLogError):
     """The answer log's file is damaged (not a database, or a malformed page): it stays so until it is moved aside."""
 
 
-class AuditUnreachableError(AuditError):
+class AuditUnreachableError(AnswerLogError):
     """The answer log's database server (DATABASE_URL) cannot be reached or refuses the connection."""
 
 

@@ -36,9 +36,9 @@ import numpy as np
 from retrieval.embedder import Embedder
 from retrieval.protocols import StoreReader
 
-from .answer_log import AnswerLog, GapRow
 from .clusters import THRESHOLD, central, cluster
-from .errors import AuditError
+from .errors import AnswerLogError
+from .log.protocol import AnswerLog, GapRow
 from .readable import fully_readable, live_hashes, needs_lookup
 from .record import REFUSED, RELATED, UNVERIFIED, State
 from .redaction import redact
@@ -186,7 +186,7 @@ def _keep(audit: AnswerLog, model: str, rows: list[tuple[str, str, bytes]]) -> N
     """Cache vectors; a log that cannot take them (locked, read-only) costs the next report time, never this one."""
     try:
         audit.keep_question_vectors(model, rows)
-    except AuditError as exc:
+    except AnswerLogError as exc:
         log.warning("question vectors not cached: %s", exc)
 
 

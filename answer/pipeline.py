@@ -18,14 +18,14 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeAlias, get_args
 
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
 from .draft import Draft, PartialClaim
-from .errors import AuditDamagedError, DraftFormatError, GeneratorError
+from .errors import AnswerLogDamagedError, DraftFormatError, GeneratorError
 from .findings import Finding
 from .gate import AnswerGate
 from .generate import Generator as DraftGenerator
@@ -33,17 +33,13 @@ from .generate import StreamingGenerator
 from .record import (
     ANSWERED,
     REFUSED,
-    AnswerRecord,
     Attempt,
     CheckedQuote,
-    Outcome,
-    Source,
     State,
-    outcome_of,
-    to_json,
     without_proof,
 )
 from .request_id import REQUEST_ID
+from .result import Answer
 from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
 from .verify import SUPPORTING, Claim, Verification, verify
@@ -58,57 +54,10 @@ class Retriever(Protocol):
     ) -> RetrievalSet: ...
 
 
-class AuditLog(Protocol):
+class Recorder(Protocol):
+    """Where a finished answer is kept (the answer log, log/protocol.py); all the pipeline needs of it."""
+
     def record(self, answer: Answer) -> None: ...
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A verified answer: only claims that survived verification are in `claims`."""
-
-    id: str
-    question: str
-    state: State
-    claims: tuple[Claim, ...]
-    retrieval: RetrievalSet
-    degraded: bool = False  # something was removed or downgraded on the way
-    problems: tuple[Finding, ...] = ()
-    hidden: tuple[str, ...] = ()  # unverified claim texts: for the audit and behind a toggle, never shown as fact
-    generator: str = ""
-    attempts: tuple[Attempt, ...] = ()
-    timings: dict[str, float] = field(default_factory=dict)
-    created: float = 0.0
-    quotes_total: int = 0
-    quotes_verbatim: int = 0
-    phantoms: int = 0
-    model_unavailable: bool = False  # the generator could not be reached at all (not a verdict on the docs)
-    disagreement: bool = False  # the quoted sources state different values for the same thing: neither is verified
-    request_id: str = ""  # the HTTP request that asked (its id is in the server's logs and its response header)
-    related: bool = False  # the claims are the closest passages, not an answer: shown as Related passages, no badge
-    confidence: float | None = None  # the gate's confidence that its direct answer answers (None: nothing passed)
-    written: Written | None = None  # the model's short answer over the shown quotes (None: no writer, or not asked)
-
-    @property
-    def outcome(self) -> Outcome:
-        """What the visitor was given: an Answer, Related passages, or nothing from the docs."""
-        return outcome_of(self.state, related=self.related)
-
-    def record(self) -> AnswerRecord:
-        """What the answer was, detached from the live retrieval set: for the audit log and the JSON API."""
-        return AnswerRecord(
-            answer_id=self.id, question=self.question, state=self.state, claims=self.claims,
-            retrieved=tuple(Source(h.handle, h.chunk.id, h.chunk.title, h.chunk.url, h.chunk.heading_path,
-                                   h.chunk.doc_version, h.chunk.hash, h.chunk.text, round(h.score, 4)) for h in self.retrieval.hits),
-            viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
-            model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
-            created=self.created, request_id=self.request_id, related=self.related, confidence=self.confidence,
-            written=self.written,
-            problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
-            quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
-
-    def to_dict(self, *, include_chunks: bool = False) -> dict[str, object]:
-        """The JSON shape of `POST /api/ask` and `python -m answer --json` (the audit log's with `include_chunks`)."""
-        return to_json(self.record(), full=include_chunks)
 
 
 @dataclass(frozen=True)
@@ -150,7 +99,7 @@ class Answerer:
         generator: DraftGenerator,
         *,
         checker: SupportChecker | None = None,
-        audit: AuditLog | None = None,
+        audit: Recorder | None = None,
         retry: bool = True,
         unverified_policy: UnverifiedPolicy = "hide",
         judge: AnswerGate | None = None,
@@ -414,7 +363,7 @@ class Answerer:
         if self.audit is not None:
             try:
                 self.audit.record(answer)
-            except AuditDamagedError:
+            except AnswerLogDamagedError:
                 pass  # the log reported its damage once, when it found it; logging it per answer would bury it
             except Exception:  # the visitor still gets the answer; the failure is logged
                 log.exception("could not write answer %s to the audit log", answer.id)

@@ -16,8 +16,6 @@ from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.snapshot import IndexSnapshot
 from retrieval.viewer import Viewer
 
-from .answer_log import AnswerLog
-from .audit import SQLiteAuditLog
 from .followup import CarrySubject, Condenser, LLMCondenser
 from .gap_index import QuestionIndex
 from .gate import AnswerGate
@@ -25,6 +23,8 @@ from .gate.features import AnswerExtractor
 from .gate.vocabulary import LiveVocabulary
 from .generate import ExtractiveGenerator, Generator
 from .llm import LiteLLMGenerator
+from .log.protocol import AnswerLog
+from .log.sqlite import SQLiteAnswerLog
 from .pipeline import Answerer
 from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
 from .provider_citations import CitedWriting, ProviderCitationGenerator, citation_provider
@@ -66,10 +66,10 @@ def local_llm(settings: S) -> Iterator[S]:
 def open_audit(settings: Settings) -> AnswerLog:
     """The answer log DATABASE_URL names (PostgreSQL, shared by replicas), else the SQLite file under DATA_DIR."""
     if settings.database_url:
-        from .postgres_log import PostgresAnswerLog  # psycopg is imported only by a server that uses it
+        from .log.postgres import PostgresAnswerLog  # psycopg is imported only by a server that uses it
 
         return PostgresAnswerLog(settings.database_url, retention=settings.log_retention)
-    return SQLiteAuditLog(settings.audit_path, retention=settings.log_retention)
+    return SQLiteAnswerLog(settings.audit_path, retention=settings.log_retention)
 
 
 def build_judge(site: SiteConfig, retriever: HybridRetriever, embedder: Any) -> AnswerGate:

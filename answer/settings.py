@@ -13,7 +13,7 @@ from typing import Any, Literal, cast, get_args
 
 from retrieval.settings import RetrievalSettings
 
-from .retention import DEFAULT_RETENTION, Retention, parse_retention
+from .log.retention import DEFAULT_RETENTION, Retention, parse_retention
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from answer.answer_log import AnswerLog
+from answer.log.protocol import AnswerLog
 
 
 def raw(answer_log: AnswerLog, query: str) -> list[tuple[Any, ...]]:
     """The rows `query` (SQL both SQLite and PostgreSQL read alike) returns from the log's database."""
-    from answer.audit import SQLiteAuditLog
+    from answer.log.sqlite import SQLiteAnswerLog
 
-    if isinstance(answer_log, SQLiteAuditLog):
+    if isinstance(answer_log, SQLiteAnswerLog):
         with sqlite3.connect(answer_log.path) as db:
             return [tuple(row) for row in db.execute(query).fetchall()]
     import psycopg

@@ -104,15 +104,15 @@ def make_log(request, tmp_path):
 
     Every log made in one test shares that test's file or database; the contract tests run once per kind.
     """
-    from answer.audit import SQLiteAuditLog
+    from answer.log.sqlite import SQLiteAnswerLog
 
     opened = []
     if request.param == "sqlite":
         def make(**options):
-            return SQLiteAuditLog(tmp_path / "answers.sqlite3", **options)
+            return SQLiteAnswerLog(tmp_path / "answers.sqlite3", **options)
         yield make
         return
-    from answer.postgres_log import PostgresAnswerLog
+    from answer.log.postgres import PostgresAnswerLog
 
     cluster = request.getfixturevalue("postgres_cluster")
     url = cluster.database()

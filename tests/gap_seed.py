@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from answer.answer_log import AnswerLog
 from answer.findings import Finding
-from answer.pipeline import Answer
+from answer.log.protocol import AnswerLog
 from answer.record import State
+from answer.result import Answer
 from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer

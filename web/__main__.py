@@ -39,8 +39,8 @@ from types import FrameType
 import uvicorn
 from starlette.applications import Starlette
 
-from answer.damage import set_aside_if_damaged
 from answer.errors import LocalModelError
+from answer.log.damage import set_aside_if_damaged
 from answer.services import local_llm
 from retrieval.errors import RetrievalError
 from retrieval.handoff import IngestListener

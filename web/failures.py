@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from answer.errors import AuditDamagedError, AuditError, AuditUnreachableError
+from answer.errors import AnswerLogDamagedError, AnswerLogError, AuditUnreachableError
 from retrieval.errors import IndexDamagedError, IndexMismatchError, QueryError, SiteMismatchError, StoreUnavailableError
 
 from .identity import IdentityError
@@ -58,9 +58,9 @@ def failure(exc: Exception, where: str) -> Failure:
     if isinstance(exc, StoreUnavailableError | IndexMismatchError):
         log.error("service unavailable: %s", exc)
         return Failure(503, UNAVAILABLE, fix=fix_for(exc))
-    if isinstance(exc, AuditDamagedError):  # the log itself reported this once, when it found the damage
+    if isinstance(exc, AnswerLogDamagedError):  # the log itself reported this once, when it found the damage
         return Failure(503, LOG_DAMAGED, fix=fix_for(exc))
-    if isinstance(exc, AuditError):
+    if isinstance(exc, AnswerLogError):
         log.error("answer log unavailable: %s", exc)
         return Failure(503, LOG_UNAVAILABLE, fix=fix_for(exc))
     if isinstance(exc, HTTPException):
@@ -79,11 +79,11 @@ def fix_for(exc: Exception) -> str:
         return FIX_INDEX_MISMATCH
     if isinstance(exc, StoreUnavailableError):
         return FIX_INDEX_DOWN
-    if isinstance(exc, AuditDamagedError):
+    if isinstance(exc, AnswerLogDamagedError):
         return FIX_LOG_DAMAGED
     if isinstance(exc, AuditUnreachableError):
         return FIX_LOG_UNREACHABLE
-    if isinstance(exc, AuditError):
+    if isinstance(exc, AnswerLogError):
         return FIX_LOG_UNAVAILABLE
     return FIX_INTERNAL
 

@@ -38,8 +38,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from answer.pipeline import Answer
 from answer.record import OUTCOMES, STATES
+from answer.result import Answer
 from answer.verify import QUOTE_KINDS
 from retrieval.protocols import StoreReader
 

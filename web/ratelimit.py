@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from answer.answer_log import AnswerLog
-from answer.ratelimit import Limiter, MemoryLimiter, Rate
+from answer.log.protocol import AnswerLog
+from answer.log.ratelimit import Limiter, MemoryLimiter, Rate
 
 from .clients import client_address
 from .failures import Failure

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from markupsafe import Markup, escape
 
 from answer.followup import Rewrite
-from answer.pipeline import Answer
 from answer.record import DEGRADED, DISAGREE, REFUSED, RELATED_PASSAGES, UNVERIFIED, VERIFIED, Display, display
+from answer.result import Answer
 from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment

@@ -18,7 +18,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from answer.pipeline import Answer, Done, Retrieved, Shown, Writing
+from answer.pipeline import Done, Retrieved, Shown, Writing
+from answer.result import Answer
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from answer.answer_log import AnswerLog
 from answer.followup import Rewrite, rewrite
 from answer.gap_index import QuestionIndex
-from answer.pipeline import Answer, Answerer
+from answer.log.protocol import AnswerLog
+from answer.pipeline import Answerer
+from answer.result import Answer
 from answer.services import Components, components_for, open_audit
 from answer.suggest import suggest
 from ingest.corpus import Corpus, load_corpus

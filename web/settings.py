@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from answer.ratelimit import Rate, parse_rate
+from answer.log.ratelimit import Rate, parse_rate
 from answer.settings import AnswerSettings
 
 from .thread_ids import MIN_SECRET_CHARS

@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from answer.audit import LogRow
-from answer.errors import AuditError
+from answer.errors import AnswerLogError
 from answer.gaps import GapReport, gap_report, parse_since
+from answer.log.protocol import LogRow
 from answer.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import STATES, AnswerRecord, attempt_json
 
@@ -79,7 +79,7 @@ def _reads_log(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[R
     async def page(request: Request) -> Response:
         try:
             return await handler(request)
-        except AuditError as exc:
+        except AnswerLogError as exc:
             return state_of(request).error_page(request, failure(exc, request.url.path), fix=True)
     return page
 

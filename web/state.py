@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from answer.followup import Rewrite
-from answer.pipeline import Answer
+from answer.result import Answer
 from retrieval.viewer import Viewer
 from web.settings import Settings
 

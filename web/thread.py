@@ -26,12 +26,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from answer.answer_log import AnswerLog, TurnRow
-from answer.audit import restore
-from answer.errors import AuditDamagedError, AuditError
+from answer.errors import AnswerLogDamagedError, AnswerLogError
 from answer.followup import Turn
-from answer.pipeline import Answer
+from answer.log.protocol import AnswerLog, TurnRow
 from answer.record import AnswerRecord
+from answer.restore import restore
+from answer.result import Answer
 from ingest.documents import Chunk
 from retrieval.protocols import StoreReader
 from retrieval.viewer import Viewer
@@ -131,9 +131,9 @@ class Threads:
         if audit is not None:
             try:
                 return audit.thread(thread_id)[-MAX_TURNS:]
-            except AuditDamagedError:
+            except AnswerLogDamagedError:
                 pass  # found damaged just now: threads carry on in memory
-            except AuditError as exc:  # an unreadable log costs the thread, never the answer
+            except AnswerLogError as exc:  # an unreadable log costs the thread, never the answer
                 log.error("could not read thread %s: %s", thread_id, exc)
                 return []
         with self._lock:
@@ -148,9 +148,9 @@ class Threads:
             try:
                 audit.add_turn(thread_id, answer.id, asked, answer.question, groups, mine)
                 return
-            except AuditDamagedError:
+            except AnswerLogDamagedError:
                 pass  # found damaged just now: the turn is kept in memory instead
-            except AuditError:  # the visitor still gets the answer; only its place in the thread is lost
+            except AnswerLogError:  # the visitor still gets the answer; only its place in the thread is lost
                 log.exception("could not add answer %s to thread %s", answer.id, thread_id)
                 return
         with self._lock:
@@ -199,7 +199,7 @@ class Threads:
         audit = self._log()
         try:
             record = audit.get(answer_id) if audit is not None else None
-        except AuditDamagedError:
+        except AnswerLogDamagedError:
             record = None
         if record is None:
             cached = self.cache.get(answer_id)

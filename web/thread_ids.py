@@ -5,7 +5,7 @@ a made-up id (or one with a byte changed, or a trailing newline) is refused
 instead of becoming a thread. Every worker and replica must sign with the same
 secret, so it comes from THREAD_SECRET or from where the answer log keeps its
 secrets, created once by the first process: a file under DATA_DIR beside a
-SQLite log (`answer.secret_file`), a row of the shared database with
+SQLite log (`answer.log.secret_file`), a row of the shared database with
 DATABASE_URL, so a thread id one replica signed verifies on every other. An owner token is the browser's proof that it started a thread; only its
 hash is stored with the thread's turns.
 """
@@ -17,8 +17,8 @@ import hmac
 import re
 import secrets
 
-from answer.answer_log import SecretStore
 from answer.errors import SecretError
+from answer.log.protocol import SecretStore
 
 SECRET_FILE = "thread_secret"
 MIN_SECRET_CHARS = 32

@@ -20,21 +20,21 @@ def _size(path: Path) -> int:
 
 def bench_answer_log(work: Path, store: Any, embedder: Any, questions: list[dict[str, Any]], *,
                      cap: int = 500, writes: int = 2000) -> dict[str, Any]:
-    from answer.audit import SQLiteAuditLog
     from answer.generate import ExtractiveGenerator
+    from answer.log.retention import DEFAULT_RETENTION, Retention
+    from answer.log.sqlite import SQLiteAnswerLog
     from answer.pipeline import Answerer
-    from answer.retention import DEFAULT_RETENTION, Retention
     from retrieval.services import open_retriever
     from retrieval.viewer import Viewer
     from web.settings import Settings
 
     path = work / "answer-log" / "answers.sqlite3"
-    audit = SQLiteAuditLog(path)
+    audit = SQLiteAnswerLog(path)
     answerer = Answerer(open_retriever(Settings(), store=store, embedder=embedder), ExtractiveGenerator(embedder), audit=audit)
     answers = [answerer.ask(row["question"], Viewer.anonymous()) for row in questions]
     per_answer = _size(path) / len(answers)
 
-    capped = SQLiteAuditLog(work / "answer-log-capped" / "answers.sqlite3", retention=Retention(days=None, answers=cap))
+    capped = SQLiteAnswerLog(work / "answer-log-capped" / "answers.sqlite3", retention=Retention(days=None, answers=cap))
     sizes = []
     for n in range(writes):
         capped.record(replace(answers[n % len(answers)], id=f"copy{n:06d}"))

@@ -62,11 +62,11 @@ def questions(count: int, seed: int = 11) -> list[tuple[str, str]]:
 def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10_000) -> dict[str, Any]:
     import sqlite3
 
-    from answer.audit import SQLiteAuditLog
     from answer.clusters import cluster
     from answer.gap_index import QuestionIndex
     from answer.gaps import gap_report, gap_text
-    from answer.retention import NO_RETENTION
+    from answer.log.retention import NO_RETENTION
+    from answer.log.sqlite import SQLiteAnswerLog
     from tests.fakes import CountingEmbedder
     from tests.gap_seed import DAY, refusal
     from web.staff import GAP_EMBED_PER_REQUEST
@@ -78,7 +78,7 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
     counting = CountingEmbedder(embedder)
     groups = frozenset({"public", "staff"})
 
-    def write(audit: SQLiteAuditLog, batch: list[tuple[str, str]], rng: random.Random, spread: float) -> tuple[float, dict[str, str]]:
+    def write(audit: SQLiteAnswerLog, batch: list[tuple[str, str]], rng: random.Random, spread: float) -> tuple[float, dict[str, str]]:
         topic_of = {}
         began = time.perf_counter()
         for topic, question in batch:
@@ -87,14 +87,14 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
             topic_of[answer.id] = topic
         return time.perf_counter() - began, topic_of
 
-    def timed(audit: SQLiteAuditLog, limit: int | None = None) -> tuple[float, int, Any]:
+    def timed(audit: SQLiteAnswerLog, limit: int | None = None) -> tuple[float, int, Any]:
         counting.texts.clear()
         began = time.perf_counter()
         result = gap_report(audit, store, counting, groups, since=now - 90 * DAY, site_name=site, limit=limit)
         return time.perf_counter() - began, len(counting.texts), result
 
     # Steady state: every vector written with its answer, through the log's own write path.
-    steady = SQLiteAuditLog(work / "gap-log-steady" / "answers.sqlite3", retention=NO_RETENTION)
+    steady = SQLiteAnswerLog(work / "gap-log-steady" / "answers.sqlite3", retention=NO_RETENTION)
     steady.index_gaps(QuestionIndex(counting, lambda: site))
     with_vectors_s, topic_of = write(steady, asked[:answers], random.Random(5), 80 * DAY)
     steady_s, steady_embedded, report = timed(steady)
@@ -102,7 +102,7 @@ def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10
     more_s, more_embedded, _ = timed(steady)
 
     # A one-time backfill: the same answers in a log written without vectors.
-    backlog = SQLiteAuditLog(work / "gap-log-backlog" / "answers.sqlite3", retention=NO_RETENTION)
+    backlog = SQLiteAnswerLog(work / "gap-log-backlog" / "answers.sqlite3", retention=NO_RETENTION)
     plain_s, _ = write(backlog, asked[:answers], random.Random(5), 80 * DAY)
     cold_s, cold_embedded, _ = timed(backlog)
     warm_s, _, _ = timed(backlog)

@@ -52,7 +52,7 @@ def shots() -> Path:
 
 
 def _app(content_index, real_embedder, data: Path, generator, **settings):  # noqa: ANN001, ANN202
-    from answer.audit import SQLiteAuditLog
+    from answer.log.sqlite import SQLiteAnswerLog
     from answer.pipeline import Answerer
     from retrieval.services import open_retriever
     from web.app import create_app
@@ -60,7 +60,7 @@ def _app(content_index, real_embedder, data: Path, generator, **settings):  # no
 
     config = Settings(content_dir=CONTENT, data_dir=data, **settings)
     retriever = open_retriever(config, store=content_index, embedder=real_embedder)
-    answerer = Answerer(retriever, generator, audit=SQLiteAuditLog(data / "answers.sqlite3"))
+    answerer = Answerer(retriever, generator, audit=SQLiteAnswerLog(data / "answers.sqlite3"))
     return create_app(config, answerer=answerer, store=content_index)
 
 

@@ -32,8 +32,8 @@ ACME = "When are the Acme dedicated cluster maintenance windows?"
 
 @pytest.fixture(scope="module")
 def gaps_url(content_index, real_embedder, tmp_path_factory) -> Iterator[dict[str, object]]:
-    from answer.audit import SQLiteAuditLog
     from answer.generate import ExtractiveGenerator
+    from answer.log.sqlite import SQLiteAnswerLog
 
     data = tmp_path_factory.mktemp("web-gaps")
     public = {c.id: c for c in content_index.chunks(groups=["public"])}
@@ -43,7 +43,7 @@ def gaps_url(content_index, real_embedder, tmp_path_factory) -> Iterator[dict[st
     answers += [refusal(q, created=NOW - 300 + 60 * i, chunks=list(public.values())[:1]) for i, q in enumerate(TERRAFORM)]
     answers += [refusal(ONCE, created=NOW - 100, state="answered", chunks=list(public.values())[1:2])]
     answers += [refusal(ACME, created=NOW - 50, chunks=acme, groups=["tenant-acme"])]
-    audit = SQLiteAuditLog(data / "answers.sqlite3")
+    audit = SQLiteAnswerLog(data / "answers.sqlite3")
     ids = seed(audit, answers)
     audit.add_feedback(ids[5], "down", "Nothing about double charges", frozenset({"public"}))
     app = _app(content_index, real_embedder, data, ExtractiveGenerator(real_embedder), identity_header="X-Groups")

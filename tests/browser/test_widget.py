@@ -44,8 +44,8 @@ class StaticSite(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
-    from answer.audit import SQLiteAuditLog
     from answer.generate import ExtractiveGenerator
+    from answer.log.sqlite import SQLiteAnswerLog
     from answer.pipeline import Answerer
     from ingest.corpus import load_corpus
     from ingest.page_html import render_html
@@ -71,7 +71,7 @@ def sites(tmp_path_factory, real_embedder) -> Iterator[tuple[str, str, Path]]:
     www = root / "www"
     settings = Settings(content_dir=content, data_dir=root / "data", cors_origins=host)
     retriever = open_retriever(settings, store=store, embedder=real_embedder)
-    answerer = Answerer(retriever, ExtractiveGenerator(real_embedder), audit=SQLiteAuditLog(root / "answers.sqlite3"))
+    answerer = Answerer(retriever, ExtractiveGenerator(real_embedder), audit=SQLiteAnswerLog(root / "answers.sqlite3"))
     with serve(create_app(settings, answerer=answerer, store=store)) as server:
         tag = f'<script src="{server}/widget.js" data-label="Ask the docs" defer></script>'  # in the site's layout
         for page in corpus.pages:  # the "real" docs site: static HTML with the same heading ids

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from answer.followup import Condenser, Turn, rewrite
-from answer.pipeline import Answer, Answerer
+from answer.pipeline import Answerer
+from answer.result import Answer
 from retrieval.viewer import Viewer
 
 

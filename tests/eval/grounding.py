@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from answer.pipeline import Answer, Answerer, Done, Shown
+from answer.pipeline import Answerer, Done, Shown
+from answer.result import Answer
 from answer.support import DeterministicChecker
 from ingest.normalize import normalize
 from retrieval.viewer import Viewer
@@ -46,6 +47,7 @@ class Row:
     gold_shown: bool | None = None  # the gold fact is quoted, in an Answer or in Related passages
     # With a writer (LLM_ROLE=write): the written sentences shown, and whether one of them rests on the gold quote.
     written: list[dict[str, Any]] = field(default_factory=list)
+    written_dropped: list[dict[str, Any]] = field(default_factory=list)  # each with the checker's reasons
     written_gold: bool | None = None
 
 
@@ -95,6 +97,8 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
                 for c in answer.claims],
             written=[{"text": w.text, "passages": list(w.passages), "code": w.code}
                      for w in (written.sentences if written is not None and written.shown else ())],
+            written_dropped=[{"text": w.text, "passages": list(w.passages), "status": w.status, "reasons": list(w.reasons)}
+                             for w in (written.dropped if written is not None else ())],
             written_gold=on_gold,
         ))
         answers.append(answer)

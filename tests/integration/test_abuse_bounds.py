@@ -16,11 +16,11 @@ import time
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.draft import Draft
 from answer.generate import ExtractiveGenerator
+from answer.log.ratelimit import Rate
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
-from answer.ratelimit import Rate
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
 from retrieval.search import DenseRetriever
@@ -54,11 +54,11 @@ def site(tmp_path_factory, real_embedder):
 
     def app():  # noqa: ANN202 — one more server process over the same DATA_DIR, as a second worker is
         answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder),
-                            ExtractiveGenerator(real_embedder), audit=SQLiteAuditLog(settings.audit_path))
+                            ExtractiveGenerator(real_embedder), audit=SQLiteAnswerLog(settings.audit_path))
         return create_app(settings, answerer=answerer, store=store)
 
     with serve(app(), **server_options(settings)) as url, serve(app(), **server_options(settings)) as second:
-        yield {"url": url, "second": second, "audit": SQLiteAuditLog(settings.audit_path)}
+        yield {"url": url, "second": second, "audit": SQLiteAnswerLog(settings.audit_path)}
 
 
 def client_of(url: str, address: str) -> httpx.Client:
@@ -291,7 +291,7 @@ def test_a_forged_x_forwarded_for_never_buys_a_fresh_budget_when_no_proxy_header
     sync_index(load_corpus(root), store, real_embedder)
     settings = Settings(content_dir=root, data_dir=tmp_path / "data", rate_limit=Rate(LIMIT, 60.0))
     answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder), ExtractiveGenerator(real_embedder),
-                        audit=SQLiteAuditLog(settings.audit_path))
+                        audit=SQLiteAnswerLog(settings.audit_path))
     with serve(create_app(settings, answerer=answerer, store=store), **server_options(settings)) as url, \
             httpx.Client(base_url=url, timeout=60) as client:
         codes = [client.post("/api/ask", json={"question": QUESTION}, headers={PROXY: f"198.51.100.{n}"}).status_code

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
@@ -56,7 +56,7 @@ def world(tmp_path, real_embedder):
     sync_index(load_corpus(site), store, embedder)
     settings = Settings(content_dir=site, data_dir=tmp_path / "data", identity_header=HEADER)
     answerer = Answerer(open_retriever(settings, store=store, embedder=embedder), ExtractiveGenerator(real_embedder),
-                        audit=SQLiteAuditLog(settings.audit_path))
+                        audit=SQLiteAnswerLog(settings.audit_path))
     app = create_app(settings, answerer=answerer, index=store)  # the index this server reads and ingests into
     with serve(app) as url, httpx.Client(base_url=url, timeout=60) as client:
         yield {"site": site, "client": client, "services": app.state.services, "embedder": embedder}

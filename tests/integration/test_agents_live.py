@@ -20,10 +20,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
+from answer.log.ratelimit import Rate
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
-from answer.ratelimit import Rate
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
 from retrieval.services import open_retriever
@@ -53,7 +53,7 @@ def site(tmp_path_factory, real_embedder):
     settings = Settings(content_dir=root, data_dir=data, identity_header=GROUPS, rate_limit=Rate(LIMIT, 60.0),
                         trusted_proxy_header=PROXY)
     answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder),
-                        ExtractiveGenerator(real_embedder), audit=SQLiteAuditLog(settings.audit_path))
+                        ExtractiveGenerator(real_embedder), audit=SQLiteAnswerLog(settings.audit_path))
     with serve(create_app(settings, answerer=answerer, store=store), **server_options(settings)) as url:
         yield url
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.draft import parse_draft
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC
 from retrieval.services import open_retriever
@@ -65,7 +65,7 @@ def world(corpus, content_index, real_embedder, tmp_path_factory):
     data = tmp_path_factory.mktemp("audit-data")
     settings = Settings(content_dir=CONTENT, data_dir=data, identity_header=HEADER)
     answerer = Answerer(open_retriever(settings, store=content_index, embedder=real_embedder), GreedyGenerator(),
-                        audit=SQLiteAuditLog(Path(data) / "answers.sqlite3"))
+                        audit=SQLiteAnswerLog(Path(data) / "answers.sqlite3"))
     with serve(create_app(settings, answerer=answerer, store=content_index, corpus=corpus)) as url, \
             httpx.Client(base_url=url, timeout=60) as client:
         yield {"client": client, "markers": acme_markers(corpus)}

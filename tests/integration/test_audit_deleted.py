@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
@@ -49,7 +49,7 @@ def test_a_deleted_source_is_called_deleted_and_a_restricted_one_restricted(tmp_
     sync_index(load_corpus(root), store, real_embedder)
     settings = Settings(content_dir=root, data_dir=tmp_path / "data", identity_header=GROUPS)
     answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder),
-                        ExtractiveGenerator(real_embedder), audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+                        ExtractiveGenerator(real_embedder), audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
     with serve(create_app(settings, answerer=answerer, store=store)) as url, \
             httpx.Client(base_url=url, timeout=60) as client:
         staff = {GROUPS: "staff"}

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from tests.conftest import CONTENT
@@ -30,7 +30,7 @@ def base_url(content_index, real_embedder, tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
     settings = Settings(content_dir=CONTENT, data_dir=data)
     answerer = Answerer(DenseRetriever(content_index, real_embedder), ExtractiveGenerator(real_embedder),
-                        audit=SQLiteAuditLog(Path(data) / "answers.sqlite3"))
+                        audit=SQLiteAnswerLog(Path(data) / "answers.sqlite3"))
     with serve(create_app(settings, answerer=answerer, store=content_index)) as url:
         yield url
 

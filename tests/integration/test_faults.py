@@ -22,9 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
 from answer.llm import LiteLLMGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
@@ -80,7 +80,7 @@ def test_a_killed_chroma_server_is_a_clear_503_and_the_app_recovers(tmp_path, re
         store = ChromaStore(url=url)
         sync_index(load_corpus(site), store, real_embedder)
         answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder), ExtractiveGenerator(real_embedder),
-                            audit=SQLiteAuditLog(settings.audit_path))
+                            audit=SQLiteAnswerLog(settings.audit_path))
         app = create_app(settings, answerer=answerer, store=store)
         with serve(app) as base, httpx.Client(base_url=base, timeout=60) as client:
             assert client.post("/api/ask", json={"question": QUESTION}).json()["state"] == "answered"
@@ -134,7 +134,7 @@ def llm_app(content_index, real_embedder, tmp_path_factory):
     with ScriptedLLM().running() as llm:
         generator = LiteLLMGenerator("openai/scripted", api_base=llm.url, api_key="x", timeout=1.5, max_retries=2, backoff=0.01)
         answerer = Answerer(open_retriever(settings, store=content_index, embedder=real_embedder), generator,
-                            audit=SQLiteAuditLog(settings.audit_path))
+                            audit=SQLiteAnswerLog(settings.audit_path))
         with serve(create_app(settings, answerer=answerer, store=content_index)) as base, \
                 httpx.Client(base_url=base, timeout=60) as client:
             yield client, llm
@@ -183,7 +183,7 @@ def test_a_transient_llm_error_is_retried_and_the_reply_is_used(llm_app):
 
 @pytest.fixture
 def audited(content_index, real_embedder, tmp_path):
-    def make(audit: SQLiteAuditLog):
+    def make(audit: SQLiteAnswerLog):
         settings = Settings(content_dir=CONTENT, data_dir=tmp_path)
         answerer = Answerer(open_retriever(settings, store=content_index, embedder=real_embedder),
                             ExtractiveGenerator(real_embedder), audit=audit)
@@ -194,7 +194,7 @@ def audited(content_index, real_embedder, tmp_path):
 def test_an_unwritable_audit_store_still_shows_the_answer(audited, tmp_path, caplog):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the audit folder should be")
-    with audited(SQLiteAuditLog(blocker / "answers.sqlite3")) as base, caplog.at_level(logging.ERROR):
+    with audited(SQLiteAnswerLog(blocker / "answers.sqlite3")) as base, caplog.at_level(logging.ERROR):
         api = httpx.post(f"{base}/api/ask", json={"question": "Which TLS versions does the API accept?"}, timeout=60)
         page = httpx.post(f"{base}/ask", data={"question": "Which TLS versions does the API accept?"}, timeout=60)
     assert api.status_code == 200 and api.json()["state"] == "answered"
@@ -204,7 +204,7 @@ def test_an_unwritable_audit_store_still_shows_the_answer(audited, tmp_path, cap
 
 def test_a_locked_audit_store_still_shows_the_answer_and_stays_intact(audited, tmp_path, caplog):
     path = tmp_path / "answers.sqlite3"
-    audit = SQLiteAuditLog(path, timeout=0.05)
+    audit = SQLiteAnswerLog(path, timeout=0.05)
     question = "Which TLS versions does the API accept?"
     with audited(audit) as base:
         before = httpx.post(f"{base}/api/ask", json={"question": question}, timeout=60).json()

@@ -7,9 +7,9 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
 from answer.followup import CarrySubject, Turn
 from answer.llm import LiteLLMGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder
@@ -29,7 +29,7 @@ def test_the_llm_condenses_a_follow_up_and_the_answer_is_searched_and_verified_f
         store = MemoryIndex(embedder, [REFUNDS])
         generator = LiteLLMGenerator("openai/scripted", api_base=llm.url, api_key="x", timeout=5, max_retries=0)
         answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), generator,
-                            audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+                            audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
         app = TestClient(create_app(Settings(), answerer=answerer, store=store))
         llm.push(Reply.json(DRAFT))
         first = app.post("/api/ask", json={"question": "How long is the refund window?"}).json()

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from answer.__main__ import main
-from answer.audit import SQLiteAuditLog
 from answer.gap_index import QuestionIndex
 from answer.gaps import gap_report
+from answer.log.sqlite import SQLiteAnswerLog
 from tests.conftest import CONTENT
 from tests.fakes import CountingEmbedder
 from tests.gap_seed import DAY, refusal, seed
@@ -47,7 +47,7 @@ def seeded(settings, content_index):
     questions = [(topic, q) for topic, qs in TOPICS.items() for q in qs] + [("noise", q) for q in NOISE]
     answers = [refusal(q, created=NOW - 3600 + 60 * ((i * 7) % len(questions)), chunks=[looked[i % 3]])
                for i, (_, q) in enumerate(questions)]
-    audit = SQLiteAuditLog(settings.audit_path)
+    audit = SQLiteAnswerLog(settings.audit_path)
     seed(audit, answers)
     seed(audit, [refusal("Is there a Terraform provider yet?", created=NOW - 40 * DAY)])  # before the period
     return audit, {a.id: topic for a, (topic, _) in zip(answers, questions, strict=True)}
@@ -69,7 +69,7 @@ def test_paraphrases_of_three_missing_topics_make_three_groups_with_the_right_co
 def test_questions_embedded_as_they_are_answered_are_grouped_without_embedding_again(settings, content_index,
                                                                                       real_embedder):
     embedder = CountingEmbedder(real_embedder)
-    audit = SQLiteAuditLog(settings.audit_path)
+    audit = SQLiteAnswerLog(settings.audit_path)
     audit.index_gaps(QuestionIndex(embedder, lambda: "Ferrydeck Docs"))
     looked = content_index.chunks(groups=["public"])[:1]
     seed(audit, [refusal(q, created=NOW - 600 + i, chunks=looked) for i, q in enumerate(TOPICS["terraform"] + TOPICS["gdpr"])])

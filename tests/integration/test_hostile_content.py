@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
 from answer.llm import LiteLLMGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
@@ -159,7 +159,7 @@ def site(tmp_path_factory, real_embedder):
     store = ChromaStore(path=str(data / "chroma"))
     sync_index(corpus, store, real_embedder)
     settings = Settings(content_dir=root, data_dir=data, identity_header=HEADER)
-    audit = SQLiteAuditLog(settings.audit_path)
+    audit = SQLiteAnswerLog(settings.audit_path)
     retriever = open_retriever(settings, store=store, embedder=real_embedder)
     with PlannedLLM().running() as llm:
         extractive = create_app(settings, answerer=Answerer(retriever, ExtractiveGenerator(real_embedder), audit=audit),

@@ -13,8 +13,8 @@ import socket
 import httpx
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.generate import ExtractiveGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.indexer import sync_index
@@ -63,7 +63,7 @@ def site(tmp_path_factory, real_embedder):
     report = sync_index(load_corpus(root), store, real_embedder)
     settings = Settings(content_dir=root, data_dir=data, identity_header=HEADER)
     answerer = Answerer(open_retriever(settings, store=store, embedder=real_embedder), ExtractiveGenerator(real_embedder),
-                        audit=SQLiteAuditLog(settings.audit_path))
+                        audit=SQLiteAnswerLog(settings.audit_path))
     with serve(create_app(settings, answerer=answerer, store=store)) as url, httpx.Client(base_url=url, timeout=60) as client:
         yield {"client": client, "store": store, "report": report, "url": url}
 

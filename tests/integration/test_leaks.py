@@ -30,8 +30,8 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from answer.audit import SQLiteAuditLog
 from answer.llm import LiteLLMGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC, Chunk, Page
 from retrieval.services import open_retriever
@@ -170,7 +170,7 @@ def world(corpus, content_index, real_embedder, tmp_path_factory):
     with EchoLLM().running() as llm:
         generator = LiteLLMGenerator("openai/echo", api_base=llm.url, api_key="x", timeout=20, max_retries=0)
         answerer = Answerer(open_retriever(settings, store=content_index, embedder=embedder), generator,
-                            audit=SQLiteAuditLog(settings.audit_path))
+                            audit=SQLiteAnswerLog(settings.audit_path))
         app = create_app(settings, answerer=answerer, store=content_index, corpus=corpus)
         with serve(app) as url, httpx.Client(base_url=url, timeout=60) as client:
             yield {"targets": targets, "llm": llm, "client": client, "answerer": answerer, "settings": settings,

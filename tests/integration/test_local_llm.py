@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.local_server import SERVER_ENV
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from answer.response_format import FORMATS
 from answer.services import build_generator, build_judge, build_writer, local_llm
@@ -68,7 +68,7 @@ def copying():  # noqa: ANN201
 def make_answerer(settings: AnswerSettings, index, embedder, audit_dir: Path) -> Answerer:  # noqa: ANN001
     retriever = HybridRetriever(index, embedder)
     judge = build_judge(load_site_config(CONTENT), retriever, embedder)
-    audit = SQLiteAuditLog(audit_dir / "answers.sqlite3")
+    audit = SQLiteAnswerLog(audit_dir / "answers.sqlite3")
     return Answerer(retriever, build_generator(settings, embedder, judge), judge=judge, audit=audit)
 
 
@@ -132,7 +132,7 @@ def writing(served, content_index, real_embedder, tmp_path_factory):  # noqa: AN
     checker = DeterministicChecker()
     return Answerer(retriever, build_generator(settings, real_embedder, judge), judge=judge, checker=checker,
                     writer=build_writer(settings, checker),
-                    audit=SQLiteAuditLog(tmp_path_factory.mktemp("audit-write") / "answers.sqlite3"))
+                    audit=SQLiteAnswerLog(tmp_path_factory.mktemp("audit-write") / "answers.sqlite3"))
 
 
 def test_the_local_model_words_the_verified_quotes_and_only_supported_sentences_are_shown(writing, corpus):

@@ -15,11 +15,11 @@ import json
 
 import pytest
 
-from answer.audit import SQLiteAuditLog
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.features import AnswerExtractor
 from answer.gate.vocabulary import Vocabulary
 from answer.llm import LiteLLMGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from answer.provider_citations import ProviderCitationGenerator
 from retrieval.viewer import Viewer
@@ -78,7 +78,7 @@ def ask(server, *chunks, question="How long are refunds available?", viewer=ANON
 
 def test_correct_citations_are_verified_shown_and_audited_beside_the_verdict(provider, tmp_path):
     provider.push(good(provider.wire))
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     answer = ask(provider, audit=audit)
     assert (answer.state, answer.degraded) == ("answered", False)
     assert [(c.handle, c.quote) for c in answer.claims[0].citations] == [("c1", REFUND_QUOTE)]

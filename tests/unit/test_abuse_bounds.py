@@ -16,10 +16,10 @@ from dataclasses import replace
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.ratelimit import Limiter, MemoryLimiter, Rate, SQLiteLimiter, parse_rate
+from answer.log.retention import DAY, PRUNE_EVERY, Retention, parse_retention
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
-from answer.ratelimit import Limiter, MemoryLimiter, Rate, SQLiteLimiter, parse_rate
-from answer.retention import DAY, PRUNE_EVERY, Retention, parse_retention
 from retrieval.records import MAX_GROUPS, acl_filter
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer
@@ -36,7 +36,7 @@ GOOD = json.dumps({"refused": False, "claims": [{"quotes": [{"handle": "c1", "qu
 MINUTE = Rate(3, 60.0)
 
 
-def answerer(audit: SQLiteAuditLog | None, replies: int = 1) -> Answerer:
+def answerer(audit: SQLiteAnswerLog | None, replies: int = 1) -> Answerer:
     embedder = HashEmbedder()
     return Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0),
                     ScriptedGenerator(*[GOOD] * replies), audit=audit)
@@ -47,7 +47,7 @@ def answerer(audit: SQLiteAuditLog | None, replies: int = 1) -> Answerer:
 @pytest.fixture(params=["sqlite", "postgres", "memory"])
 def limiter(request, tmp_path):
     if request.param == "postgres":
-        from answer.postgres_log import PostgresAnswerLog
+        from answer.log.postgres import PostgresAnswerLog
 
         answer_log = PostgresAnswerLog(request.getfixturevalue("postgres_url"))
         yield answer_log.limiter()
@@ -129,7 +129,7 @@ def test_the_log_prunes_itself_as_it_is_written_and_takes_turns_and_feedback_alo
 # -- threads ------------------------------------------------------------------------------------------
 
 def test_a_thread_at_its_cap_sends_the_next_question_to_a_new_thread(tmp_path):
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     client = TestClient(create_app(Settings(data_dir=tmp_path), answerer=answerer(audit, replies=3 * MAX_TURNS)))
     first = client.post("/api/ask", json={"question": "How long are refunds available?"}).json()
     tid, mine = first["thread_id"], {"owner_token": first["owner_token"]}  # the asker's own follow-ups stay in it

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from answer.log.ratelimit import Rate
 from answer.pipeline import Answerer
-from answer.ratelimit import Rate
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
 from tests.memory_index import MemoryIndex

@@ -12,8 +12,9 @@ from dataclasses import replace
 import pytest
 
 from answer.__main__ import main
-from answer.audit import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, SQLiteAuditLog, TurnRow
-from answer.errors import AuditError
+from answer.errors import AnswerLogError
+from answer.log.protocol import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, TurnRow
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.ids import content_hash
 from retrieval.search import DenseRetriever
@@ -52,18 +53,18 @@ def test_the_record_holds_question_viewer_retrieval_drafts_and_claims(make_log):
 def test_unwritable_audit_path_still_returns_the_answer_and_logs(tmp_path, caplog):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the log directory should be")
-    audit = SQLiteAuditLog(blocker / "answers.sqlite3")
+    audit = SQLiteAnswerLog(blocker / "answers.sqlite3")
     with caplog.at_level(logging.ERROR, logger="answer.pipeline"):
         answer, _ = ask(audit)
     assert answer.state == "answered"
     assert any("could not write answer" in r.getMessage() and answer.id in r.getMessage() for r in caplog.records)
-    with pytest.raises(AuditError, match="cannot write answer"):
+    with pytest.raises(AnswerLogError, match="cannot write answer"):
         audit.record(answer)
 
 
 def test_locked_audit_db_still_returns_the_answer_and_logs(tmp_path, caplog):
     path = tmp_path / "answers.sqlite3"
-    audit = SQLiteAuditLog(path, timeout=0.05)
+    audit = SQLiteAnswerLog(path, timeout=0.05)
     ask(audit)  # creates the schema
     holder = sqlite3.connect(path, timeout=0.05)
     holder.execute("BEGIN EXCLUSIVE")
@@ -81,7 +82,7 @@ def test_locked_audit_db_still_returns_the_answer_and_logs(tmp_path, caplog):
 @pytest.mark.parametrize("live, expected", [("same", set()), ("edited", {"changed"}), ("gone", {"removed"})])
 def test_show_prints_the_record_with_changed_since(tmp_path, capsys, live, expected):
     settings = Settings(data_dir=tmp_path)
-    answer, _ = ask(SQLiteAuditLog(settings.audit_path))
+    answer, _ = ask(SQLiteAnswerLog(settings.audit_path))
     edited = replace(REFUNDS, text=REFUNDS.text + " Fees are kept.", hash=content_hash("Refunds", "x", "y"))
     store = MemoryIndex(HashEmbedder(), {"same": [REFUNDS], "edited": [edited], "gone": []}[live])
     assert main(["show", answer.id], settings=settings, store=store) == 0
@@ -135,7 +136,7 @@ OLD_ROW = {
 def test_a_row_written_before_findings_were_typed_still_opens(tmp_path):
     from web.audit_view import attempts
 
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     ask(audit)  # creates the schema
     with sqlite3.connect(audit.path) as connection:
         connection.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -161,7 +162,7 @@ def test_a_turns_table_from_before_owners_gains_the_column_and_keeps_its_threads
                    " asked TEXT NOT NULL, question TEXT NOT NULL, groups TEXT NOT NULL, created REAL NOT NULL,"
                    " PRIMARY KEY (thread_id, position))")
         db.execute("INSERT INTO turns VALUES ('0123456789abcdef', 1, 'a1', 'refunds?', 'refunds?', 'public', 0)")
-    first, second = SQLiteAuditLog(path), SQLiteAuditLog(path)  # two workers opening the same old log
+    first, second = SQLiteAnswerLog(path), SQLiteAnswerLog(path)  # two workers opening the same old log
     assert [(t.asked, t.owner) for t in first.thread("0123456789abcdef")] == [("refunds?", None)]
     assert [(t.asked, t.owner) for t in second.thread("0123456789abcdef")] == [("refunds?", None)]
     second.add_turn("0123456789abcdef", "a2", "and annual?", "and annual?", frozenset({"public"}), "f" * 64)
@@ -233,7 +234,7 @@ def test_question_vectors_are_kept_per_model_and_replaced(make_log):
 
 
 def test_a_log_shares_its_secrets_and_its_budgets_with_every_log_on_the_same_store(make_log):
-    from answer.ratelimit import Rate
+    from answer.log.ratelimit import Rate
 
     one, two = make_log(), make_log()
     secret = one.secrets().secret("thread_secret")

@@ -13,10 +13,10 @@ from html import unescape
 
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.features import AnswerExtractor
 from answer.generate import ExtractiveGenerator
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from tests.fakes import HashEmbedder, ScriptedGenerator
 from tests.memory_index import MemoryIndex
@@ -29,7 +29,7 @@ STAFF = {"X-Groups": "staff"}
 
 def client(tmp_path, generator, gate=None) -> TestClient:  # noqa: ANN001
     answerer = Answerer(Fixed(RETENTION, EXPORT), generator, judge=gate,
-                        audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+                        audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
     store = MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])  # the live index the audit reads sources from
     return TestClient(create_app(Settings(data_dir=tmp_path, identity_header="X-Groups"), answerer=answerer,
                                  store=store))

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
 from answer.clusters import central, cluster
 from answer.gap_export import report_json, report_text
 from answer.gap_index import QuestionIndex
 from answer.gaps import gap_report, gap_text, parse_since, reason_text, topic_text
+from answer.log.retention import Retention
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.redaction import EMAIL, KEY, NUMBER, redact
-from answer.retention import Retention
 from retrieval.search import DenseRetriever
 from tests.answer_logs import raw
 from tests.fakes import CountingEmbedder, HashEmbedder, ScriptedGenerator, make_chunk
@@ -316,7 +316,7 @@ def client(tmp_path, answers, **settings):
     store = MemoryIndex(embedder, [PUBLIC_CHUNK, ACME_CHUNK])
     from answer.pipeline import Answerer
 
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     seed(audit, answers)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(), audit=audit)
     return TestClient(create_app(Settings(data_dir=tmp_path, **settings), answerer=answerer, store=store))
@@ -369,7 +369,7 @@ def test_the_web_app_writes_the_vector_of_a_refused_answer_and_of_a_thumbs_down_
     app = client(tmp_path, [answered], identity_header="X-Groups")
     asked = app.post("/api/ask", json={"question": "Is there a Terraform provider?"}).json()
     assert asked["state"] in ("refused", "unverified")
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     assert set(vector_rows(audit)) == {asked["answer_id"]}
     assert app.post(f"/api/answers/{answered.id}/feedback", json={"rating": "down", "reason": ""}).status_code == 201
     assert set(vector_rows(audit)) == {asked["answer_id"], answered.id}

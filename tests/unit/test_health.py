@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
-from answer.damage import set_aside_if_damaged
+from answer.log.damage import set_aside_if_damaged
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.chroma import ChromaIndex
 from retrieval.errors import IndexDamagedError
@@ -33,7 +33,7 @@ STAFF = {"X-Groups": "staff"}
 def app(path: Path, *, recheck: float = 0.0) -> TestClient:
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, [REFUNDS])
-    audit = SQLiteAuditLog(path, recheck=recheck)
+    audit = SQLiteAnswerLog(path, recheck=recheck)
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*[GOOD] * 50), audit=audit)
     settings = Settings(data_dir=path.parent, identity_header="X-Groups")
     return TestClient(create_app(settings, answerer=answerer, store=store), raise_server_exceptions=False)

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from answer.__main__ import main
-from answer.audit import SQLiteAuditLog
-from answer.postgres_log import PostgresAnswerLog
-from answer.retention import NO_RETENTION
+from answer.log.postgres import PostgresAnswerLog
+from answer.log.retention import NO_RETENTION
+from answer.log.sqlite import SQLiteAnswerLog
 from tests.fakes import REFUNDS
 from tests.gap_seed import DAY, refusal, seed
 
@@ -21,7 +21,7 @@ NOW = time.time()
 def seeded(tmp_path):
     """A SQLite log holding answers, a thread, ratings (two of them identical) and question vectors."""
     path = tmp_path / "answers.sqlite3"
-    audit = SQLiteAuditLog(path, retention=NO_RETENTION)
+    audit = SQLiteAnswerLog(path, retention=NO_RETENTION)
     answers = [refusal(f"how do I set up saml for team {n}?", created=NOW - DAY + n, chunks=[REFUNDS],
                        groups=["staff"] if n % 2 else [], state="refused" if n < 3 else "answered") for n in range(6)]
     seed(audit, answers)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator
@@ -31,10 +31,10 @@ TOKEN = "scrape-token-0123456789"
 QUESTION = "How long are refunds available?"
 
 
-def app(tmp_path: Path, *replies: str, **settings: object) -> tuple[TestClient, SQLiteAuditLog]:
+def app(tmp_path: Path, *replies: str, **settings: object) -> tuple[TestClient, SQLiteAnswerLog]:
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, [REFUNDS, TAXES])
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     config = Settings(data_dir=tmp_path, metrics_token=TOKEN, identity_header="X-Groups", **settings)  # type: ignore[arg-type]
     return TestClient(create_app(config, answerer=answerer, store=store)), audit

@@ -13,9 +13,9 @@ import psycopg
 import pytest
 
 from answer.errors import AuditUnreachableError
-from answer.postgres_log import PostgresAnswerLog
-from answer.postgres_schema import LATEST, MIGRATIONS, migrate
-from answer.ratelimit import Rate
+from answer.log.postgres import PostgresAnswerLog
+from answer.log.postgres_schema import LATEST, MIGRATIONS, migrate
+from answer.log.ratelimit import Rate
 from answer.settings import AnswerSettings
 from tests.processes import free_port
 from web.failures import failure

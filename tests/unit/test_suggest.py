@@ -48,7 +48,7 @@ class Finds:
 
 
 def _answer(*hits):  # noqa: ANN002, ANN202
-    from answer.pipeline import Answer
+    from answer.result import Answer
     from answer.verify import Citation, Claim
 
     rset = renumber("How many times is a delivery retried?", ANON, [(h, 1.0) for h in hits])

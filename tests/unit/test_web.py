@@ -10,7 +10,7 @@ from html import unescape
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from tests.fakes import REFUNDS, HashEmbedder, ScriptedGenerator, make_chunk
@@ -38,7 +38,7 @@ PARTIAL = draft(("Refunds are available within 14 days of the charge for annual 
 def client(*replies: str, chunks=(REFUNDS, TAXES), tmp_path=None, **settings) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, chunks)
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3") if tmp_path else None
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3") if tmp_path else None
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     return TestClient(create_app(Settings(**settings), answerer=answerer, store=store))
 

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
-from answer.secret_file import FileSecrets
+from answer.log.secret_file import FileSecrets
 from web.owner import COOKIE
 from web.settings import Settings
 from web.thread_ids import SECRET_FILE, ThreadIds, ThreadSecretError, thread_secret
@@ -104,7 +104,7 @@ def test_a_thread_from_a_log_without_owners_still_opens_and_every_follow_up_fork
 def _secret_of(folder: str, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     from pathlib import Path
 
-    from answer.secret_file import FileSecrets
+    from answer.log.secret_file import FileSecrets
 
     out.put(thread_secret("", FileSecrets(Path(folder))))
 

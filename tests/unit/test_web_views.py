@@ -9,7 +9,7 @@ from html import unescape
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from ingest.documents import PUBLIC
@@ -44,7 +44,7 @@ def app(tmp_path, corpus, *replies, **settings) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, [REFUNDS])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*replies),
-                        audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+                        audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
     return TestClient(create_app(Settings(data_dir=tmp_path, **settings), answerer=answerer, store=store, corpus=corpus))
 
 

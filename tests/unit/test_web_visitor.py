@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever, Hit, RetrievalSet
 from retrieval.viewer import Viewer
@@ -26,7 +26,7 @@ STAFF = {"X-Groups": "staff"}
 def app_with(tmp_path, *replies: str, chunks=(REFUNDS,), **settings):  # noqa: ANN001, ANN201
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, list(chunks))
-    audit = SQLiteAuditLog(tmp_path / "answers.sqlite3")
+    audit = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(*replies), audit=audit)
     return TestClient(create_app(Settings(identity_header="X-Groups", **settings), answerer=answerer, store=store)), store
 
@@ -59,14 +59,14 @@ def test_feedback_rejects_what_it_cannot_store():
         assert app.post(url, json={"rating": "down", "reason": 3}).status_code == 400
         assert app.post(url, content="rating=down", headers={"content-type": "text/plain"}).status_code == 415
         assert app.post("/api/answers/0123456789abcdef/feedback", json={"rating": "up"}).status_code == 404
-        assert SQLiteAuditLog(Path(tmp) / "answers.sqlite3").feedback(answer) == []
+        assert SQLiteAnswerLog(Path(tmp) / "answers.sqlite3").feedback(answer) == []
 
 
 def test_one_answer_keeps_a_bounded_number_of_ratings():
     import tempfile
     from pathlib import Path
 
-    from answer.audit import MAX_RATINGS_PER_ANSWER
+    from answer.log.protocol import MAX_RATINGS_PER_ANSWER
 
     with tempfile.TemporaryDirectory() as tmp:
         app, _ = app_with(Path(tmp), GOOD)
@@ -75,7 +75,7 @@ def test_one_answer_keeps_a_bounded_number_of_ratings():
         assert all(app.post(url, json={"rating": "up"}).status_code == 201 for _ in range(MAX_RATINGS_PER_ANSWER))
         refused = app.post(url, json={"rating": "down", "reason": "spam"})
         assert refused.status_code == 429 and "no more are kept" in refused.json()["error"]
-        ratings = SQLiteAuditLog(Path(tmp) / "answers.sqlite3").feedback(answer)
+        ratings = SQLiteAnswerLog(Path(tmp) / "answers.sqlite3").feedback(answer)
         assert len(ratings) == MAX_RATINGS_PER_ANSWER and all(r.rating == "up" for r in ratings)
 
 
@@ -96,7 +96,7 @@ def test_the_askers_own_reload_is_rebuilt_after_a_reingest_restricted_its_source
     for logged in (True, False):
         embedder = HashEmbedder()
         store = MemoryIndex(embedder, [REFUNDS])
-        audit = SQLiteAuditLog(tmp_path / f"answers-{logged}.sqlite3") if logged else None
+        audit = SQLiteAnswerLog(tmp_path / f"answers-{logged}.sqlite3") if logged else None
         answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ScriptedGenerator(GOOD), audit=audit)
         app = TestClient(create_app(Settings(identity_header="X-Groups"), answerer=answerer, store=store))
         thread = thread_of(app.post("/ask", data={"question": "refund window?"}).text)
@@ -112,9 +112,9 @@ def test_the_askers_own_reload_is_rebuilt_after_a_reingest_restricted_its_source
 
 def test_a_rebuilt_turn_resolves_every_citation_against_the_live_chunk():
     record_rset = RetrievalSet("r", "q", Viewer.anonymous(), (Hit("c1", REFUNDS, 1.0),))
-    from answer.audit import restore
-    from answer.pipeline import Answer
     from answer.record import from_json
+    from answer.restore import restore
+    from answer.result import Answer
     from answer.verify import Citation, Claim
 
     start = REFUNDS.text.index(QUOTE)

@@ -144,7 +144,7 @@ def _app(model: Scripted, **settings: str):  # noqa: ANN202
 
     from starlette.testclient import TestClient
 
-    from answer.audit import SQLiteAuditLog
+    from answer.log.sqlite import SQLiteAnswerLog
     from tests.fakes import HashEmbedder
     from tests.memory_index import MemoryIndex
     from web.app import create_app
@@ -152,7 +152,7 @@ def _app(model: Scripted, **settings: str):  # noqa: ANN202
 
     store = MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])
     answerer = _answerer(model)
-    answerer.audit = SQLiteAuditLog(Path(tempfile.mkdtemp()) / "answers.sqlite3")  # the audit page reads it
+    answerer.audit = SQLiteAnswerLog(Path(tempfile.mkdtemp()) / "answers.sqlite3")  # the audit page reads it
     return TestClient(create_app(Settings(**settings), answerer=answerer, store=store))
 
 
@@ -246,7 +246,7 @@ def test_a_model_that_fails_leaves_the_quotes_with_a_quiet_note_and_the_audit_sh
 
 
 def test_a_sentence_resting_on_a_claims_second_quote_links_that_quote_not_the_first():
-    from answer.pipeline import Answer
+    from answer.result import Answer
     from answer.verify import Citation, Claim
     from ingest.site import SiteConfig
     from web.render import turn_view

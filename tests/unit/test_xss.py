@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 import pytest
 from starlette.testclient import TestClient
 
-from answer.audit import SQLiteAuditLog
+from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.page_html import render_html
 from ingest.parser import parse_text
@@ -81,7 +81,7 @@ def client(tmp_path, *replies: str, chunk=CHUNK) -> TestClient:  # noqa: ANN001
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, [chunk])
     answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0), ScriptedGenerator(*replies),
-                        audit=SQLiteAuditLog(tmp_path / "answers.sqlite3"))
+                        audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
     return TestClient(create_app(Settings(identity_header="X-Groups", data_dir=tmp_path), answerer=answerer, store=store))
 
 

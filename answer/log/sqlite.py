@@ -8,8 +8,8 @@ The same database holds the conversation threads (which answers, in which
 order, what the visitor typed and what was searched) and visitors' feedback,
 so a bad answer reaches staff together with everything needed to judge it.
 
-A damaged file (`answer.damage`) is reported once, in the server log, and
-from then on every call fails at once with AuditDamagedError instead of
+A damaged file (`answer.log.damage`) is reported once, in the server log, and
+from then on every call fails at once with AnswerLogDamagedError instead of
 writing into it: visitors keep getting answers, and the health check and the
 staff pages say what is wrong until the file is moved aside.
 
@@ -32,16 +32,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ingest.documents import Chunk
-from retrieval.search import Hit, RetrievalSet
-from retrieval.viewer import Viewer
-
-from .answer_log import (
+from ..errors import AnswerLogDamagedError, AnswerLogError
+from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
+from ..result import Answer
+from .damage import is_damage, scan
+from .protocol import (
     MAX_RATINGS_PER_ANSWER,
     MAX_REASON_CHARS,
     RATINGS,
     RELATED_RECORDS,
-    AnswerLog,
     GapIndex,
     GapRow,
     LogRow,
@@ -52,11 +51,7 @@ from .answer_log import (
     gap_vector,
     like_pattern,
 )
-from .damage import is_damage, scan
-from .errors import AuditDamagedError, AuditError
-from .pipeline import Answer
 from .ratelimit import SQLiteLimiter
-from .record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
 from .secret_file import FileSecrets
 
@@ -105,11 +100,9 @@ CREATE TABLE IF NOT EXISTS question_vectors (
 # Every statement above is IF NOT EXISTS: a log from before a table gets it on its first connection.
 RECHECK_SECONDS = 30.0  # how often the health check scans the whole file (a 160 MB log takes ~0.2 s)
 log = logging.getLogger(__name__)
-__all__ = ["MAX_RATINGS_PER_ANSWER", "MAX_REASON_CHARS", "RATINGS", "AnswerLog", "GapIndex", "GapRow", "LogRow",
-           "Rating", "SQLiteAuditLog", "TurnRow", "restore"]
 
 
-class SQLiteAuditLog:
+class SQLiteAnswerLog:
     """Answers keyed by id in one file; writes are short transactions so a reader never sees half an answer."""
 
     def __init__(self, path: Path, *, timeout: float = 2.0, recheck: float = RECHECK_SECONDS,
@@ -122,8 +115,8 @@ class SQLiteAuditLog:
         self._state = threading.Lock()  # guards the damage flag (taken inside writes, which hold _lock)
         self._ready = False
         self._writes = 0  # answers written by this process; every PRUNE_EVERY-th write prunes (the first one too)
-        self._damage: AuditDamagedError | None = None  # sticky: a damaged file stays damaged until moved aside
-        self._failing: AuditError | None = None  # the last write's failure (a lock, a read-only disk), until one succeeds
+        self._damage: AnswerLogDamagedError | None = None  # sticky: a damaged file stays damaged until moved aside
+        self._failing: AnswerLogError | None = None  # the last write's failure (a lock, a read-only disk), until one succeeds
         self._scanned = -RECHECK_SECONDS - 1.0
         self._gap_index: GapIndex | None = None
 
@@ -155,7 +148,7 @@ class SQLiteAuditLog:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection that commits on success and is always closed (sqlite3's own `with` only commits)."""
         if self._damage is not None:
-            raise AuditDamagedError(str(self._damage))
+            raise AnswerLogDamagedError(str(self._damage))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=self.timeout)
@@ -176,27 +169,27 @@ class SQLiteAuditLog:
 
     @contextmanager
     def _write(self, failed: str) -> Iterator[sqlite3.Connection]:
-        """A write transaction; a failure is an AuditError saying `failed`, and stays the log's state until one succeeds."""
+        """A write transaction; a failure is an AnswerLogError saying `failed`, and stays the log's state until one succeeds."""
         try:
             with self._lock, self._connect() as connection:
                 yield connection
         except (sqlite3.Error, OSError) as exc:  # locked, read-only or missing directory
-            self._failing = AuditError(f"{failed}: {exc}")
+            self._failing = AnswerLogError(f"{failed}: {exc}")
             raise self._failing from exc
         self._failing = None
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read; a failure other than damage (a lock, a missing directory) is an AuditError naming the file."""
+        """A read; a failure other than damage (a lock, a missing directory) is an AnswerLogError naming the file."""
         try:
             with self._connect() as connection:
                 yield connection
         except (sqlite3.Error, OSError) as exc:
-            raise AuditError(f"cannot read the answer log {self.path}: {exc}") from exc
+            raise AnswerLogError(f"cannot read the answer log {self.path}: {exc}") from exc
 
-    def _damaged(self, problem: str) -> AuditDamagedError:
+    def _damaged(self, problem: str) -> AnswerLogDamagedError:
         """The log's damage as an error, reported in the server log the first time only (not once per request)."""
-        error = AuditDamagedError(
+        error = AnswerLogDamagedError(
             f"the answer log {self.path} is damaged ({problem}); answers are still served but not recorded. "
             "Move the file aside (the web server does so itself when it starts) and a fresh log is started")
         with self._state:
@@ -206,22 +199,22 @@ class SQLiteAuditLog:
         return self._damage
 
     def check(self) -> None:
-        """Raise AuditError when the log cannot take answers: what the health check reports.
+        """Raise AnswerLogError when the log cannot take answers: what the health check reports.
 
         Damage found by any call is reported at once; the whole file is scanned
         at most every `recheck` seconds, since a damaged page can sit where no
         recent call has looked.
         """
         if self._damage is not None:
-            raise AuditDamagedError(str(self._damage))
+            raise AnswerLogDamagedError(str(self._damage))
         if self._failing is not None:
-            raise AuditError(str(self._failing))
+            raise AnswerLogError(str(self._failing))
         if not self.path.exists() or time.monotonic() - self._scanned < self.recheck:
             return
         try:
             problem = scan(self.path, self.timeout)
         except (sqlite3.Error, OSError) as exc:
-            raise AuditError(f"cannot read the answer log {self.path}: {exc}") from exc
+            raise AnswerLogError(f"cannot read the answer log {self.path}: {exc}") from exc
         self._scanned = time.monotonic()
         if problem is not None:
             raise self._damaged(problem)
@@ -265,7 +258,7 @@ class SQLiteAuditLog:
                     " ON v.answer_id = a.id AND v.model = ? WHERE a.id = ?", (index.model, answer_id)).fetchone()
             if row is None or row[1] == index.digest(row[0]):
                 return None
-        except AuditError:
+        except AnswerLogError:
             return None  # the feedback's own write reports what is wrong with the log
         except Exception:
             log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
@@ -423,27 +416,3 @@ def _add_turn_owner(connection: sqlite3.Connection) -> None:
     except sqlite3.OperationalError as exc:  # another worker added it first
         if "duplicate column" not in str(exc):
             raise
-
-
-def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer:
-    """A stored answer rebuilt for `viewer` from the live index, for a reloaded or shared thread.
-
-    Only chunks the live index still holds, readable by this viewer and with the
-    hash the answer saw, come back as hits; citations are kept as recorded, so
-    the web layer's resolve gate drops every one whose chunk did not come back
-    (or whose quote no longer sits at its offsets): what the opener may not
-    read, or what changed since, is never shown from the old record. The
-    unverified text behind the toggle, the findings and the written answer are
-    a model's own words about its sources, so they come back only when every
-    source did.
-    """
-    current = {c.id: c for c in live if viewer.may_read(c.access)}
-    hits = tuple(Hit(r.handle, current[r.id], 0.0) for r in record.retrieved
-                 if r.id in current and current[r.id].hash == r.hash)
-    whole = len(hits) == len(record.retrieved)
-    rset = RetrievalSet(id=record.answer_id, question=record.question, viewer=viewer, hits=hits)
-    return Answer(id=record.answer_id, question=record.question, state=record.state, claims=record.claims,
-                  retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
-                  generator=record.generator, created=record.created, disagreement=record.disagreement,
-                  related=record.related, confidence=record.confidence, hidden=record.hidden if whole else (),
-                  problems=record.problems if whole else (), written=record.written if whole else None)

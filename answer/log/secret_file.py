@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-from .errors import SecretError
+from ..errors import SecretError
 
 
 class FileSecrets:

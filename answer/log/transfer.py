@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import AuditError
-from .postgres_log import Connection, PostgresAnswerLog
+from ..errors import AnswerLogError
+from .postgres import Connection, PostgresAnswerLog
 
 BATCH = 500
 TABLES = ("answers", "turns", "feedback", "question_vectors")
@@ -62,7 +62,7 @@ def copy_log(source: Path, target: PostgresAnswerLog) -> CopyReport:
                 for was_there in rows(db, pg):
                     (present if was_there else copied)[table] += 1
     except sqlite3.Error as exc:
-        raise AuditError(f"cannot read the SQLite answer log {source}: {exc}") from exc
+        raise AnswerLogError(f"cannot read the SQLite answer log {source}: {exc}") from exc
     finally:
         db.close()
     return CopyReport(copied, present)

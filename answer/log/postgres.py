@@ -29,7 +29,12 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .answer_log import (
+from ..errors import AnswerLogError, AuditUnreachableError, SecretError
+from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
+from ..result import Answer
+from ..settings import shown_url
+from .postgres_schema import migrate
+from .protocol import (
     MAX_RATINGS_PER_ANSWER,
     MAX_REASON_CHARS,
     RATINGS,
@@ -44,13 +49,8 @@ from .answer_log import (
     gap_vector,
     like_pattern,
 )
-from .errors import AuditError, AuditUnreachableError, SecretError
-from .pipeline import Answer
-from .postgres_schema import migrate
 from .ratelimit import CLEAN_EVERY, EPSILON, Rate, wait_for
-from .record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from .retention import DAY, DEFAULT_RETENTION, PRUNE_EVERY, Retention
-from .settings import shown_url
 
 log = logging.getLogger(__name__)
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -126,10 +126,10 @@ class PostgresAnswerLog:
             raise AuditUnreachableError(f"{failed}: cannot reach {self.where} within {self.timeout:g} s ({exc}); "
                                         "check that the server is running and DATABASE_URL is right") from exc
         except psycopg.Error as exc:
-            raise AuditError(f"{failed}: {exc}") from exc
+            raise AnswerLogError(f"{failed}: {exc}") from exc
 
     def check(self) -> None:
-        """Raise AuditError when the database cannot take answers: reachable, migrated, answering a query."""
+        """Raise AnswerLogError when the database cannot take answers: reachable, migrated, answering a query."""
         with self.connection("the answer log cannot be used") as connection:
             connection.execute("SELECT count(*) FROM schema_migrations").fetchone()
 
@@ -168,7 +168,7 @@ class PostgresAnswerLog:
 
     def search(self, text: str = "", state: str = "", limit: int = 50, feedback: str = "",
                ids: Sequence[str] = ()) -> list[LogRow]:
-        """Recent answers, newest first, filtered as `SQLiteAuditLog.search` filters them (text case-blind, as there)."""
+        """Recent answers, newest first, filtered as `SQLiteAnswerLog.search` filters them (text case-blind, as there)."""
         if names_nothing(text) or (ids and all(names_nothing(i) for i in ids)):
             return []  # no question and no id holds a NUL
         query = ("SELECT id, created, question, groups, state, degraded,"
@@ -238,7 +238,7 @@ class PostgresAnswerLog:
                     " ON v.answer_id = a.id AND v.model = %s WHERE a.id = %s", (index.model, answer_id)).fetchone()
             if row is None or row[1] == index.digest(row[0]):
                 return None
-        except AuditError:
+        except AnswerLogError:
             return None  # the feedback's own write reports what is wrong with the log
         except Exception:
             log.warning("question of answer %s not embedded for the content-gap report", answer_id, exc_info=True)
@@ -357,7 +357,7 @@ class PostgresLimiter:
                     return 0.0
                 row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
                 return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
-        except AuditError as exc:  # the answer log's own write reports the outage; do not add a 500
+        except AnswerLogError as exc:  # the answer log's own write reports the outage; do not add a 500
             log.error("rate limit not checked: %s", exc)
             return 0.0
 
@@ -377,7 +377,7 @@ class PostgresSecrets:
                 connection.execute("INSERT INTO secrets (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
                                    (name, secrets.token_hex(32)))
                 row = connection.execute("SELECT value FROM secrets WHERE name = %s", (name,)).fetchone()
-        except AuditError as exc:
+        except AnswerLogError as exc:
             raise SecretError(str(exc)) from exc
         assert row is not None  # inserted above, or by whoever won; rows are never deleted
         return str(row[0])

@@ -1,6 +1,6 @@
 """The answer log as callers see it: one Protocol, whichever database holds it.
 
-One process keeps its log in SQLite under DATA_DIR (`audit.SQLiteAuditLog`);
+One process keeps its log in SQLite under DATA_DIR (`audit.SQLiteAnswerLog`);
 several replicas on several machines share one PostgreSQL database
 (`postgres_log.PostgresAnswerLog`, DATABASE_URL). Callers name `AnswerLog`
 and never the implementation: what only one of them can do (a SQLite file's
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .pipeline import Answer
+from ..record import AnswerRecord, State, from_json
+from ..result import Answer
 from .ratelimit import Limiter
-from .record import AnswerRecord, State, from_json
 
 RATINGS = ("up", "down")
 MAX_REASON_CHARS = 500
@@ -118,7 +118,7 @@ class AnswerLog(Protocol):
     def index_gaps(self, index: GapIndex | None) -> None: ...
 
     def check(self) -> None:
-        """Raise AuditError when the log cannot take answers: what /readyz reports."""
+        """Raise AnswerLogError when the log cannot take answers: what /readyz reports."""
         ...
 
     def record(self, answer: Answer) -> None: ...
