@@ -28,9 +28,8 @@ from .draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
 from .errors import DraftFormatError, GeneratorError
 from .incremental import ClaimScanner
 from .pointing import parse_pointed
-from .prompt import DEFAULT_BUDGET_TOKENS, Prompt, build_prompt
+from .prompt import DEFAULT_BUDGET_TOKENS, Prompt, Quoting, build_prompt
 from .response_format import FORMATS, Shape, rejects_response_format, response_format
-from .settings import Quoting
 
 log = logging.getLogger(__name__)
 

@@ -36,11 +36,11 @@ from .record import (
     Attempt,
     CheckedQuote,
     State,
+    UnverifiedPolicy,
     without_proof,
 )
 from .request_id import REQUEST_ID
 from .result import Answer
-from .settings import UnverifiedPolicy
 from .support import SUPPORTED, SupportChecker
 from .verify import SUPPORTING, Claim, Verification, verify
 from .written import Writer, Written

@@ -15,7 +15,6 @@ from typing import Any, Literal, TypeVar
 
 from .draft import Draft, DraftClaim, Quote
 from .findings import Finding
-from .settings import UnverifiedPolicy
 from .support import STATUSES, UNSUPPORTED
 from .verify import QUOTE_KINDS, ROLES, Citation, Claim, QuoteCheck
 from .written import Written, written_from_json, written_json
@@ -33,6 +32,8 @@ ANSWER: Outcome = "answer"
 RELATED: Outcome = "related"
 NO_ANSWER: Outcome = "refused"
 OUTCOMES: tuple[Outcome, ...] = (ANSWER, RELATED, NO_ANSWER)
+
+UnverifiedPolicy = Literal["hide", "refuse"]  # hide: show the state, text behind a toggle; refuse: no answer
 
 
 def outcome_of(state: State, *, related: bool) -> Outcome:

@@ -26,11 +26,10 @@ from .llm import LiteLLMGenerator
 from .log.protocol import AnswerLog
 from .log.sqlite import SQLiteAnswerLog
 from .pipeline import Answerer
-from .prompt import DEFAULT_BUDGET_TOKENS, passage_budget
+from .prompt import DEFAULT_BUDGET_TOKENS, Quoting, passage_budget
 from .provider_citations import CitedWriting, ProviderCitationGenerator, citation_provider
 from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
-from .settings import Quoting
 from .support import DeterministicChecker, SupportChecker
 from .written import Writer
 

@@ -6,7 +6,6 @@ The policies are `Literal` types, checked once when the environment is read
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -14,15 +13,13 @@ from typing import Any, Literal, cast, get_args
 from retrieval.settings import RetrievalSettings
 
 from .log.retention import DEFAULT_RETENTION, Retention, parse_retention
+from .prompt import Quoting
+from .record import UnverifiedPolicy
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
-UnverifiedPolicy = Literal["hide", "refuse"]  # hide: show the state, text behind a toggle; refuse: no answer
 SupportJudge = Literal["deterministic", "llm"]  # llm: LLM_MODEL judges claim support (deterministic fallback)
 CitationMode = Literal["provider", "json"]  # provider: Anthropic/Gemini native citations; json: quote-first JSON
-# copy: the model copies each quote (hosted models do this well); point: it names sentence ids and the code
-# copies the sentence (small local models rewrite what they are asked to copy; answer/pointing.py).
-Quoting = Literal["copy", "point"]
 # write: the offline stage answers (quotes in under a second) and the model then words the Answer in a few checked
 # sentences (answer/written.py); draft: the model drafts the claims and quotes itself, as before written answers.
 LLMRole = Literal["write", "draft"]
@@ -102,13 +99,10 @@ def database_url(raw: str) -> str:
     url = raw.strip()
     if not url or url.startswith(POSTGRES_SCHEMES):
         return url
+    from .log.postgres import shown_url  # the PostgreSQL log's own rule, without loading its driver for every setting
+
     raise ValueError(f"DATABASE_URL must be empty (the SQLite answer log DATA_DIR/answers.sqlite3) or a PostgreSQL URL "
                      f"like 'postgresql://user:password@host:5432/answers', got {shown_url(url)!r}")
-
-
-def shown_url(url: str) -> str:
-    """A database URL fit for a message or a log line: the password replaced by ***."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", url, flags=re.IGNORECASE)
 
 
 def _whole(env: dict[str, str], name: str, default: int) -> int:

@@ -21,9 +21,18 @@ from typing import Any, Literal
 from markupsafe import Markup, escape
 
 from answer.followup import Rewrite
-from answer.record import DEGRADED, DISAGREE, REFUSED, RELATED_PASSAGES, UNVERIFIED, VERIFIED, Display, display
+from answer.record import (
+    DEGRADED,
+    DISAGREE,
+    REFUSED,
+    RELATED_PASSAGES,
+    UNVERIFIED,
+    VERIFIED,
+    Display,
+    UnverifiedPolicy,
+    display,
+)
 from answer.result import Answer
-from answer.settings import UnverifiedPolicy
 from answer.support import Status
 from answer.verify import Citation, Claim, text_fragment
 from answer.written import Written, passages_of

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -32,7 +33,6 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import AnswerLogError, AuditUnreachableError, SecretError
 from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from ..result import Answer
-from ..settings import shown_url
 from .postgres_schema import migrate
 from .protocol import (
     MAX_RATINGS_PER_ANSWER,
@@ -56,6 +56,11 @@ log = logging.getLogger(__name__)
 Connection = psycopg.Connection[tuple[Any, ...]]
 TURN_LOCKS = 0x7475  # advisory-lock namespaces ("tu", "fb"): one lock per thread, one per rated answer
 FEEDBACK_LOCKS = 0x6662
+
+
+def shown_url(url: str) -> str:
+    """A database URL fit for a message or a log line: the password replaced by ***."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", url, flags=re.IGNORECASE)
 
 
 class PostgresAnswerLog:

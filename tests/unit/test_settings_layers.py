@@ -73,3 +73,31 @@ def test_a_layer_reads_and_checks_only_its_own_variables() -> None:
         AnswerSettings.from_env({"DATABASE_URL": "sqlite:///answers.db"}, dotenv=False)
     with pytest.raises(ValueError, match="SUPPORT_JUDGE=llm needs LLM_MODEL"):
         Settings.from_env({"SUPPORT_JUDGE": "llm"}, dotenv=False)
+
+
+# Where settings are read and components wired: entry points, `services` modules, and the web app's own state.
+COMPOSITION = {"ingest/__main__.py", "retrieval/__main__.py", "retrieval/index_command.py", "retrieval/services.py",
+               "answer/__main__.py", "answer/services.py", "web/__main__.py", "web/app.py", "web/server.py",
+               "web/services.py", "web/state.py"}
+
+
+def _imports_settings(path: Path) -> bool:
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module == "settings" or module.endswith(".settings") \
+                    or any(alias.name == "settings" for alias in node.names):
+                return True
+    return False
+
+
+def test_only_composition_modules_import_settings() -> None:
+    """Below the wiring, code is handed the values it needs: a module that reads settings itself cannot be reused
+    with other values, and its defaults drift from the ones the settings document."""
+    repo = Path(__file__).resolve().parents[2]
+    readers = {str(p.relative_to(repo)) for package in ("ingest", "retrieval", "answer", "web")
+               for p in (repo / package).rglob("*.py") if p.name != "settings.py" and _imports_settings(p)}
+    assert readers - COMPOSITION == set()
+    assert readers >= COMPOSITION  # the list names no module that stopped reading settings
