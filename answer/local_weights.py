@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrieval.models import sha256_of
+from retrieval.provision import sha256_of
 
 from .errors import LocalModelError
 

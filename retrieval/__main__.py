@@ -19,7 +19,7 @@ from .viewer import Viewer
 
 
 def cmd_provision(args: argparse.Namespace, settings: Settings) -> int:
-    from .models import is_default_model, provision_default_model
+    from .provision import is_default_model, provision_default_model
 
     if not is_default_model(settings.embed_model):
         print(f"EMBED_MODEL={settings.embed_model}: nothing to provision")

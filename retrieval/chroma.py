@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .aside import set_aside
 from .errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
 from .lease import Lease
+from .quarantine import set_aside
 from .records import ChangeLog, Manifest, generation_token
 
 POINTER_TTL = 1.0

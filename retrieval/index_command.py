@@ -40,7 +40,7 @@ def cmd_index(args: argparse.Namespace, settings: RetrievalSettings) -> int:
     """Sync the content folder into the index: here, or through the server of this DATA_DIR that owns it."""
     from .indexer import sync_index
     from .lock import index_lock, owner_lock
-    from .models import is_default_model, provision_default_model
+    from .provision import is_default_model, provision_default_model
     from .services import open_chroma, open_embedder
 
     content_dir = Path(args.content_dir or settings.content_dir)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ingest.asides import asks_history, is_history_section, is_navigation_heading
+from ingest.context_sentences import asks_history, is_history_section, is_navigation_heading
 from ingest.documents import Chunk
 from ingest.text import identifiers, tokenize
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .embedder import SentenceTransformerEmbedder
-from .models import recorded_model_id, resolve_model
 from .protocols import Store, StoreReader
+from .provision import recorded_model_id, resolve_model
 from .rerank import CrossEncoderReranker, Reranker, SignalReranker
 from .search import HybridRetriever
 from .settings import RetrievalSettings as Settings

@@ -29,7 +29,7 @@ def require(condition: bool, reason: str) -> None:
 def model_dir() -> Path:
     """The provisioned all-MiniLM-L6-v2 folder (sha256-verified)."""
     from retrieval.errors import ModelProvisionError
-    from retrieval.models import provision_default_model
+    from retrieval.provision import provision_default_model
 
     data_dir = Path(os.environ.get("DATA_DIR", REPO / ".data"))
     try:

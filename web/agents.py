@@ -46,13 +46,13 @@ from ingest.documents import Chunk
 from retrieval.search import RetrievalSet
 
 from . import api
+from .budgets import Budgets
 from .failures import failure
 from .guarded import ASK
 from .limits import MAX_BODY_BYTES
 from .llms_txt import origin_of, site_address
 from .origin import cross_site
 from .questions import read_question
-from .ratelimit import Budgets
 from .state import AppState, state_of
 
 PATH = "/mcp"

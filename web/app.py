@@ -30,6 +30,7 @@ from retrieval.protocols import StoreReader
 from retrieval.store import ChromaStore
 
 from . import agents, api, health, llms_txt, render, routes, staff
+from .budgets import Budgets, RateLimit
 from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
 from .identity import IdentityError
@@ -37,7 +38,6 @@ from .limits import InputLimits
 from .metrics import Metrics
 from .origin import SameOrigin
 from .questions import QuestionError
-from .ratelimit import Budgets, RateLimit
 from .request_ids import RequestIds
 from .security import SecurityHeaders, content_security_policy, frame_ancestors
 from .services import Services

@@ -9,7 +9,7 @@ passed, so no heuristic here can make a citation less true.
 
 Read it in this order: `question` (what is asked), `features` (how a span is
 scored, by named features), `shape` and `conflicts` (signals of a sentence's
-own form; navigation and history are `ingest.asides`, which retrieval reads
+own form; navigation and history are `ingest.context_sentences`, which retrieval reads
 too), `vocabulary` (term rarity over public docs), `stage` (the tests and the
 two calls), `weights` (every number they use).
 """

@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ingest.asides import asks_history, is_history, is_navigation
+from ingest.context_sentences import asks_history, is_history, is_navigation
 from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ingest.asides import asks_history, is_history
+from ingest.context_sentences import asks_history, is_history
 from ingest.text import key_terms, lexical_terms
 from retrieval.search import Hit, RetrievalSet
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from retrieval.aside import set_aside
+from retrieval.quarantine import set_aside
 
 SQLITE_FILES = ("-wal", "-shm")  # what SQLite keeps beside the file: moved with it, so its last writes stay readable
 

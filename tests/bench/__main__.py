@@ -304,12 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         if "workers" not in skip:
             report["workers"] = bench_workers(work, site, args.requests, args.concurrency)
         if "replicas" not in skip:
-            from retrieval.models import provision_default_model
+            from retrieval.provision import provision_default_model
 
             report["replicas"] = bench_replicas(work, site, provision_default_model(Settings().models_dir),
                                                 args.requests, args.concurrency)
         if "publish" not in skip:
-            from retrieval.models import provision_default_model
+            from retrieval.provision import provision_default_model
 
             from .publish import bench_publish
 

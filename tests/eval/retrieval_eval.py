@@ -116,7 +116,7 @@ def build_index(data_dir: Path):  # noqa: ANN201
     from ingest.corpus import load_corpus
     from retrieval.embedder import SentenceTransformerEmbedder
     from retrieval.indexer import sync_index
-    from retrieval.models import provision_default_model
+    from retrieval.provision import provision_default_model
     from retrieval.store import ChromaStore
 
     model = provision_default_model(Path(os.environ.get("DATA_DIR", REPO / ".data")) / "models")

@@ -16,7 +16,7 @@ from answer.gate.conflicts import amounts, disagree
 from answer.gate.features import AnswerExtractor, coverage, spans_of
 from answer.spans import introduced_block, units
 from answer.verify import text_fragment, verify
-from ingest.asides import asks_history, is_history, is_navigation
+from ingest.context_sentences import asks_history, is_history, is_navigation
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk

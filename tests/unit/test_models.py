@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from retrieval.errors import ModelProvisionError
-from retrieval.models import WEIGHTS_FILE, verify_weights
+from retrieval.provision import WEIGHTS_FILE, verify_weights
 
 
 def test_missing_or_tampered_weights_are_a_clear_error_and_checked_again_after_a_change(tmp_path):

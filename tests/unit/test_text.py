@@ -7,7 +7,7 @@ import uuid
 from answer.support import DeterministicChecker
 from ingest.dedupe import find_duplicates
 from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles, stem
-from retrieval.models import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id
+from retrieval.provision import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id
 from tests.fakes import make_chunk
 
 
