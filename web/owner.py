@@ -6,20 +6,39 @@ The widget calls this server cross-origin without cookies, so it is handed
 its token once (an `owner` stream event; `owner_token` in the API's JSON) and
 sends it back (`owner=` on the stream, `owner_token` in the API body). A
 browser that keeps neither is a stranger to its own threads: each follow-up
-forks.
+forks. An owner token is the browser's proof that it started a thread; only its hash is stored with the
+thread's turns.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+import secrets
 from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .thread_ids import ThreadIdError, new_owner_token, owner_token
+from .thread_ids import ThreadIdError
 
 COOKIE = "docs_chat_owner"
 COOKIE_MAX_AGE = 180 * 24 * 3600
+_OWNER_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
+
+
+def new_owner_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def owner_token(value: object) -> str | None:
+    """A client-sent owner token, only when it has the shape this server mints."""
+    return value if isinstance(value, str) and _OWNER_TOKEN.fullmatch(value) else None
+
+
+def owner_hash(token: str) -> str:
+    """What is stored with a thread's turns: a leaked log never lets anyone write into the thread."""
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ from ingest.documents import Chunk
 from retrieval.protocols import StoreReader
 from retrieval.viewer import Viewer
 
-from .thread_ids import LEGACY_THREAD_ID, ThreadIds, owner_hash, refused
+from .owner import owner_hash
+from .thread_ids import LEGACY_THREAD_ID, ThreadIds, refused
 
 log = logging.getLogger(__name__)
 MAX_TURNS = 20

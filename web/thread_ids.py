@@ -1,4 +1,4 @@
-"""Thread ids this server can prove it minted, the secret that signs them, and the owner tokens that tie a thread to a browser.
+"""Thread ids this server can prove it minted, and the secret that signs them (owner tokens: owner.py).
 
 A thread id is a random nonce followed by its HMAC under the server's secret:
 a made-up id (or one with a byte changed, or a trailing newline) is refused
@@ -6,8 +6,7 @@ instead of becoming a thread. Every worker and replica must sign with the same
 secret, so it comes from THREAD_SECRET or from where the answer log keeps its
 secrets, created once by the first process: a file under DATA_DIR beside a
 SQLite log (`answer.log.secret_file`), a row of the shared database with
-DATABASE_URL, so a thread id one replica signed verifies on every other. An owner token is the browser's proof that it started a thread; only its
-hash is stored with the thread's turns.
+DATABASE_URL, so a thread id one replica signed verifies on every other.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ NONCE_CHARS = 16
 TAG_CHARS = 24
 _THREAD_ID = re.compile(rf"[0-9a-f]{{{NONCE_CHARS + TAG_CHARS}}}")
 LEGACY_THREAD_ID = re.compile(r"[0-9a-f]{16}")  # what the previous version minted, unsigned
-_OWNER_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 
 
 class ThreadIdError(ValueError):
@@ -65,20 +63,6 @@ def refused(value: object) -> ThreadIdError:
     shown = repr(value[:50]) if isinstance(value, str) else type(value).__name__
     return ThreadIdError(f"thread id {shown} was not minted by this server (an id is {NONCE_CHARS + TAG_CHARS} "
                          "hex digits, exactly as returned); leave it out to start a new conversation")
-
-
-def new_owner_token() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def owner_token(value: object) -> str | None:
-    """A client-sent owner token, only when it has the shape this server mints."""
-    return value if isinstance(value, str) and _OWNER_TOKEN.fullmatch(value) else None
-
-
-def owner_hash(token: str) -> str:
-    """What is stored with a thread's turns: a leaked log never lets anyone write into the thread."""
-    return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
 def thread_secret(configured: str, store: SecretStore) -> bytes:
