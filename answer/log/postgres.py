@@ -33,11 +33,11 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import AnswerLogError, AuditUnreachableError, SecretError
 from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from ..result import Answer
+from . import queries
 from .postgres_schema import migrate
 from .protocol import (
     MAX_RATINGS_PER_ANSWER,
     MAX_REASON_CHARS,
-    RATINGS,
     RELATED_RECORDS,
     GapIndex,
     GapRow,
@@ -47,10 +47,9 @@ from .protocol import (
     check_rating,
     gap_rows_of,
     gap_vector,
-    like_pattern,
 )
 from .ratelimit import CLEAN_EVERY, EPSILON, Rate, wait_for
-from .retention import DAY, DEFAULT_RETENTION, PRUNE_EVERY, Retention
+from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention
 
 log = logging.getLogger(__name__)
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -176,30 +175,10 @@ class PostgresAnswerLog:
         """Recent answers, newest first, filtered as `SQLiteAnswerLog.search` filters them (text case-blind, as there)."""
         if names_nothing(text) or (ids and all(names_nothing(i) for i in ids)):
             return []  # no question and no id holds a NUL
-        query = ("SELECT id, created, question, groups, state, degraded,"
-                 " (SELECT count(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'up'),"
-                 " (SELECT count(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down')"
-                 " FROM answers WHERE true")
-        args: list[object] = []
-        if feedback in RATINGS:
-            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = %s)"
-            args.append(feedback)
-        elif feedback == "any":
-            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id)"
-        if text:
-            query += " AND question ILIKE %s ESCAPE '\\'"
-            args.append(like_pattern(text))
-        if state:
-            query += " AND state = %s"
-            args.append(state)
-        if ids:
-            query += " AND id = ANY(%s)"
-            args.append([i for i in ids if not names_nothing(i)])
-        query += " ORDER BY created DESC LIMIT %s"
-        args.append(limit)
+        query, args = queries.search(queries.POSTGRES, text=text, state=state, limit=limit, feedback=feedback,
+                                     ids=[i for i in ids if not names_nothing(i)])
         with self.connection("cannot search the answer log") as connection:
-            rows = connection.execute(query.encode(), args).fetchall()
-        return [LogRow(i, float(c), q, g, s, bool(d), int(up), int(down)) for i, c, q, g, s, d, up, down in rows]
+            return queries.log_rows(connection.execute(query.encode(), args).fetchall())
 
     # -- the content-gap report -------------------------------------------------------------------------
 
@@ -316,21 +295,13 @@ def _keep_vectors(connection: Connection, model: str, rows: Sequence[tuple[str, 
 
 
 def _prune(connection: Connection, retention: Retention, now: float) -> int:
-    """`retention.prune` for PostgreSQL: answers past the retention, with their turns, feedback and vectors; how many."""
-    conditions: list[str] = []
-    args: list[object] = []
-    if retention.days is not None:
-        conditions.append("created < %s")
-        args.append(now - retention.days * DAY)
-    if retention.answers is not None:
-        conditions.append("id IN (SELECT id FROM answers ORDER BY created DESC OFFSET %s)")
-        args.append(retention.answers)
-    if not conditions:
+    """Answers past the retention, with their turns, feedback and vectors (queries.py); how many."""
+    delete = queries.past_retention(queries.POSTGRES, retention, now)
+    if delete is None:
         return 0
-    gone = [row[0] for row in connection.execute(
-        f"DELETE FROM answers WHERE {' OR '.join(conditions)} RETURNING id".encode(), args).fetchall()]
+    gone = [row[0] for row in connection.execute(delete[0].encode(), delete[1]).fetchall()]
     if gone:
-        for table in ("turns", "feedback", "question_vectors"):
+        for table in queries.DEPENDENT_TABLES:
             connection.execute(f"DELETE FROM {table} WHERE answer_id = ANY(%s)".encode(), (gone,))
     return len(gone)
 

@@ -9,7 +9,6 @@ with it in the same transaction, so nothing ever points at an answer that is gon
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 
 DAY = 86_400.0
@@ -52,21 +51,3 @@ def parse_retention(text: str) -> Retention:
     if days is None and answers is None:
         raise ValueError(f"LOG_RETENTION must be days and/or a number of answers like '90d,20000', or 'off'; got {text!r}")
     return Retention(days=days, answers=answers)
-
-
-def prune(connection: sqlite3.Connection, retention: Retention, now: float) -> int:
-    """Delete answers past the retention, with their turns and feedback, in the caller's transaction; how many."""
-    conditions, args = [], []
-    if retention.days is not None:
-        conditions.append("created < ?")
-        args.append(now - retention.days * DAY)
-    if retention.answers is not None:
-        conditions.append("id IN (SELECT id FROM answers ORDER BY created DESC LIMIT -1 OFFSET ?)")
-        args.append(retention.answers)
-    if not conditions:
-        return 0
-    gone = [(row[0],) for row in connection.execute(f"DELETE FROM answers WHERE {' OR '.join(conditions)} RETURNING id", args)]
-    connection.executemany("DELETE FROM turns WHERE answer_id = ?", gone)
-    connection.executemany("DELETE FROM feedback WHERE answer_id = ?", gone)
-    connection.executemany("DELETE FROM question_vectors WHERE answer_id = ?", gone)
-    return len(gone)

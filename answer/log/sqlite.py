@@ -35,11 +35,11 @@ from pathlib import Path
 from ..errors import AnswerLogDamagedError, AnswerLogError
 from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
 from ..result import Answer
+from . import queries
 from .damage import is_damage, scan
 from .protocol import (
     MAX_RATINGS_PER_ANSWER,
     MAX_REASON_CHARS,
-    RATINGS,
     RELATED_RECORDS,
     GapIndex,
     GapRow,
@@ -49,10 +49,9 @@ from .protocol import (
     check_rating,
     gap_rows_of,
     gap_vector,
-    like_pattern,
 )
 from .ratelimit import SQLiteLimiter
-from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention, prune
+from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention
 from .secret_file import FileSecrets
 
 _SCHEMA = """
@@ -240,7 +239,7 @@ class SQLiteAnswerLog:
             if vector is not None:
                 _keep_vector(connection, answer.id, vector)
             if self._writes % PRUNE_EVERY == 0:
-                prune(connection, self.retention, time.time())
+                _prune(connection, self.retention, time.time())
             self._writes += 1
 
     def _gap_vector(self, answer_id: str, question: str) -> tuple[str, str, bytes] | None:
@@ -268,7 +267,7 @@ class SQLiteAnswerLog:
     def prune(self, now: float | None = None) -> int:
         """Apply the retention now (writes do it every PRUNE_EVERY answers): how many answers were removed."""
         with self._lock, self._connect() as connection:
-            return prune(connection, self.retention, time.time() if now is None else now)
+            return _prune(connection, self.retention, time.time() if now is None else now)
 
     def get(self, answer_id: str) -> AnswerRecord | None:
         """The stored record of one answer (in whichever shape it was written), or None."""
@@ -287,30 +286,9 @@ class SQLiteAnswerLog:
         """
         if not self.path.exists():
             return []
-        query = ("SELECT id, created, question, groups, state, degraded,"
-                 " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'up'),"
-                 " (SELECT COUNT(*) FROM feedback f WHERE f.answer_id = answers.id AND f.rating = 'down')"
-                 " FROM answers WHERE 1=1")
-        args: list[str | int] = []
-        if feedback in RATINGS:
-            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id AND f.rating = ?)"
-            args.append(feedback)
-        elif feedback == "any":
-            query += " AND EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.id)"
-        if text:
-            query += " AND question LIKE ? ESCAPE '\\'"
-            args.append(like_pattern(text))
-        if state:
-            query += " AND state = ?"
-            args.append(state)
-        if ids:
-            query += f" AND id IN ({', '.join('?' * len(ids))})"
-            args.extend(ids)
-        query += " ORDER BY created DESC LIMIT ?"
-        args.append(limit)
+        query, args = queries.search(queries.SQLITE, text=text, state=state, limit=limit, feedback=feedback, ids=ids)
         with self._read() as connection:
-            rows = connection.execute(query, args).fetchall()
-        return [LogRow(i, float(c), q, g, s, bool(d), int(up), int(down)) for i, c, q, g, s, d, up, down in rows]
+            return queries.log_rows(connection.execute(query, args).fetchall())
 
     # -- the content-gap report -------------------------------------------------------------------------
 
@@ -416,3 +394,15 @@ def _add_turn_owner(connection: sqlite3.Connection) -> None:
     except sqlite3.OperationalError as exc:  # another worker added it first
         if "duplicate column" not in str(exc):
             raise
+
+
+def _prune(connection: sqlite3.Connection, retention: Retention, now: float) -> int:
+    """Answers past the retention, with their turns, feedback and vectors (queries.py), in the caller's
+    transaction; how many."""
+    delete = queries.past_retention(queries.SQLITE, retention, now)
+    if delete is None:
+        return 0
+    gone = [(row[0],) for row in connection.execute(*delete)]
+    for table in queries.DEPENDENT_TABLES:
+        connection.executemany(f"DELETE FROM {table} WHERE answer_id = ?", gone)
+    return len(gone)
