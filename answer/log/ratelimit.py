@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from .sqlite_schema import migrate
+
 log = logging.getLogger(__name__)
 PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86_400.0}
 EPSILON = 1e-6  # seconds: float rounding must not refuse the last request of a burst
 CLEAN_EVERY = 1000  # takes between two deletions of refilled budgets
 _RATE = re.compile(r"^(\d+)\s*/\s*(second|minute|hour|day)s?$")
-_SCHEMA = "CREATE TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, tat REAL NOT NULL)"
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class SQLiteLimiter:
         while True:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute(_SCHEMA)
+                migrate(connection)  # the log's own schema (sqlite_schema.py), its rate_limits table included
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:

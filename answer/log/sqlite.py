@@ -53,50 +53,8 @@ from .protocol import (
 from .ratelimit import SQLiteLimiter
 from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention
 from .secret_file import FileSecrets
+from .sqlite_schema import migrate
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    id TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    question TEXT NOT NULL,
-    groups TEXT NOT NULL,
-    state TEXT NOT NULL,
-    degraded INTEGER NOT NULL,
-    generator TEXT NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS answers_created ON answers (created DESC);
-CREATE TABLE IF NOT EXISTS turns (
-    thread_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    answer_id TEXT NOT NULL,
-    asked TEXT NOT NULL,
-    question TEXT NOT NULL,
-    groups TEXT NOT NULL,
-    created REAL NOT NULL,
-    owner TEXT,
-    PRIMARY KEY (thread_id, position)
-);
-CREATE TABLE IF NOT EXISTS feedback (
-    answer_id TEXT NOT NULL,
-    rating TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    groups TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS feedback_answer ON feedback (answer_id);
-CREATE INDEX IF NOT EXISTS turns_answer ON turns (answer_id);
-CREATE TABLE IF NOT EXISTS question_vectors (
-    answer_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (answer_id, model)
-);
-"""
-# question_vectors caches the content-gap report's embedding of each question (float32, unit length), per
-# embedding model and per text embedded, so a report embeds only the answers written since the last one.
-# Every statement above is IF NOT EXISTS: a log from before a table gets it on its first connection.
 RECHECK_SECONDS = 30.0  # how often the health check scans the whole file (a 160 MB log takes ~0.2 s)
 log = logging.getLogger(__name__)
 
@@ -154,8 +112,7 @@ class SQLiteAnswerLog:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 if not self._ready:
-                    connection.executescript(_SCHEMA)
-                    _add_turn_owner(connection)
+                    migrate(connection)
                     self._ready = True
                 with connection:
                     yield connection
@@ -383,17 +340,6 @@ class SQLiteAnswerLog:
 def _keep_vector(connection: sqlite3.Connection, answer_id: str, vector: tuple[str, str, bytes]) -> None:
     model, digest, data = vector
     connection.execute("INSERT OR REPLACE INTO question_vectors VALUES (?, ?, ?, ?)", (answer_id, model, digest, data))
-
-
-def _add_turn_owner(connection: sqlite3.Connection) -> None:
-    """Give a log written before thread owners its `owner` column (empty: those threads are owned by nobody)."""
-    if "owner" in {row[1] for row in connection.execute("PRAGMA table_info(turns)")}:
-        return
-    try:
-        connection.execute("ALTER TABLE turns ADD COLUMN owner TEXT")
-    except sqlite3.OperationalError as exc:  # another worker added it first
-        if "duplicate column" not in str(exc):
-            raise
 
 
 def _prune(connection: sqlite3.Connection, retention: Retention, now: float) -> int:

@@ -260,3 +260,29 @@ def test_a_feedback_reason_loses_its_control_characters_at_the_edge():
     from web.api import read_feedback
 
     assert read_feedback({"rating": "down", "reason": "wrong\x00 page\x07\u200b here\n"}) == ("down", "wrong page here")
+
+
+def test_the_sqlite_log_records_its_schema_version_and_adopts_a_log_written_before_thread_owners(tmp_path):
+    import sqlite3
+
+    from answer.log.sqlite_schema import LATEST, migrate
+
+    legacy = tmp_path / "legacy.sqlite3"
+    with sqlite3.connect(legacy) as db:  # the turns table as it was before owners, one thread in it
+        db.execute("CREATE TABLE turns (thread_id TEXT NOT NULL, position INTEGER NOT NULL, answer_id TEXT NOT NULL,"
+                   " asked TEXT NOT NULL, question TEXT NOT NULL, groups TEXT NOT NULL, created REAL NOT NULL,"
+                   " PRIMARY KEY (thread_id, position))")
+        db.execute("INSERT INTO turns VALUES ('t1', 0, 'a1', 'q', 'q', 'public', 1.0)")
+    db = sqlite3.connect(legacy)
+    assert migrate(db) == [1]
+    assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST
+    assert db.execute("SELECT thread_id, owner FROM turns").fetchall() == [("t1", None)]  # kept, owned by nobody
+    assert migrate(db) == []  # recorded: the next worker applies nothing
+    db.close()
+
+    fresh = SQLiteAnswerLog(tmp_path / "answers.sqlite3")
+    assert fresh.prune() == 0  # the first write opens the file, which takes the whole schema
+    with sqlite3.connect(fresh.path) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == LATEST
+        tables = {row[0] for row in check.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"answers", "turns", "feedback", "question_vectors", "rate_limits"}
