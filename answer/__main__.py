@@ -76,8 +76,8 @@ def cmd_gaps(args: argparse.Namespace, settings: Settings, store: Any = None) ->
     from ingest.site import load_site_config
     from retrieval.services import open_embedder, open_store
 
-    from .gap_export import report_csv, report_json, report_text
-    from .gaps import gap_report, parse_since
+    from .reports.gap_export import report_csv, report_json, report_text
+    from .reports.gaps import gap_report, parse_since
     from .services import open_audit
 
     since = parse_since(args.since, time.time(), args.days)
@@ -95,7 +95,7 @@ def cmd_gaps(args: argparse.Namespace, settings: Settings, store: Any = None) ->
 
 
 def cmd_provision(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
-    from .local_weights import local_model, provision_local_model
+    from .llm.local_weights import local_model, provision_local_model
 
     if settings.llm_model != "local":
         print(f"LLM_MODEL={settings.llm_model or '(unset)'}: no local model to provision")

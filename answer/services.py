@@ -17,18 +17,18 @@ from retrieval.snapshot import IndexSnapshot
 from retrieval.viewer import Viewer
 
 from .followup import CarrySubject, Condenser, LLMCondenser
-from .gap_index import QuestionIndex
 from .gate import AnswerGate
 from .gate.features import AnswerExtractor
 from .gate.vocabulary import LiveVocabulary
 from .generate import ExtractiveGenerator, Generator
-from .llm import LiteLLMGenerator
+from .llm.client import LiteLLMGenerator
+from .llm.prompt import DEFAULT_BUDGET_TOKENS, Quoting, passage_budget
+from .llm.provider_citations import CitedWriting, ProviderCitationGenerator, citation_provider
 from .log.protocol import AnswerLog
 from .log.sqlite import SQLiteAnswerLog
 from .pipeline import Answerer
-from .prompt import DEFAULT_BUDGET_TOKENS, Quoting, passage_budget
-from .provider_citations import CitedWriting, ProviderCitationGenerator, citation_provider
 from .record import AnswerRecord
+from .reports.gap_index import QuestionIndex
 from .settings import AnswerSettings as Settings
 from .support import DeterministicChecker, SupportChecker
 from .written import Writer
@@ -49,8 +49,8 @@ def local_llm(settings: S) -> Iterator[S]:
     if settings.llm_model != LOCAL:
         yield settings
         return
-    from .local_server import running
-    from .local_weights import local_model, provision_local_model
+    from .llm.local_server import running
+    from .llm.local_weights import local_model, provision_local_model
 
     weights = provision_local_model(settings.models_dir, local_model(settings.local_llm))
     quoting: Quoting = settings.llm_quoting or "point"
@@ -189,7 +189,7 @@ def build_answerer(settings: Settings, *, store: StoreReader | None = None) -> A
 def build_checker(settings: Settings) -> SupportChecker:
     """The claim-support checker: deterministic by default, an LLM judge when SUPPORT_JUDGE=llm."""
     if settings.support_judge == "llm":
-        from .judge import LLMJudge
+        from .llm.judge import LLMJudge
 
         return LLMJudge.from_model(settings.llm_model, api_base=settings.llm_api_base or None,
                                    api_key=settings.llm_api_key or None, timeout=settings.llm_timeout)

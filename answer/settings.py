@@ -12,8 +12,8 @@ from typing import Any, Literal, cast, get_args
 
 from retrieval.settings import RetrievalSettings
 
+from .llm.prompt import Quoting
 from .log.retention import DEFAULT_RETENTION, Retention, parse_retention
-from .prompt import Quoting
 from .record import UnverifiedPolicy
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

@@ -103,7 +103,7 @@ def _place(source: Source) -> str:
     return source.title if heading in ("", source.title) else f"{source.title} › {heading}"
 
 
-# -- what a staff reader may see of an answer given to someone else (which sources: `answer.readable`) ------
+# -- what a staff reader may see of an answer given to someone else (which sources: `answer.reports.readable`) ------
 
 RESTRICTED = "restricted source"
 RESTRICTED_WHY = "Your groups may not read this source."

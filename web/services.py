@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from answer.followup import Rewrite, rewrite
-from answer.gap_index import QuestionIndex
 from answer.log.protocol import AnswerLog
 from answer.pipeline import Answerer
+from answer.reports.gap_index import QuestionIndex
 from answer.result import Answer
 from answer.services import Components, components_for, open_audit
 from answer.suggest import suggest
@@ -92,7 +92,7 @@ class Services:
         return self._indexed(components)
 
     def _indexed(self, components: Components) -> Components:
-        """Components whose answer log stores each gap question's vector as it is written (`answer.gap_index`).
+        """Components whose answer log stores each gap question's vector as it is written (`answer.reports.gap_index`).
 
         With the site's name as `/gaps` takes it out (the published corpus's), so the page finds those
         vectors; an answerer without an embedder leaves the log as it is, and `/gaps` embeds lazily.

@@ -23,10 +23,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from answer.errors import AnswerLogError
-from answer.gaps import GapReport, gap_report, parse_since
 from answer.log.protocol import LogRow
-from answer.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 from answer.record import STATES, AnswerRecord, attempt_json
+from answer.reports.gaps import GapReport, gap_report, parse_since
+from answer.reports.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 
 from .audit_view import attempts, explain, redact
 from .failures import failure

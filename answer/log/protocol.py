@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 class GapIndex(Protocol):
-    """How the content-gap report embeds a question (`answer.gap_index.QuestionIndex`), for the log to store it."""
+    """How the content-gap report embeds a question (`answer.reports.gap_index.QuestionIndex`), for the log to store it."""
 
     @property
     def model(self) -> str: ...

@@ -6,7 +6,7 @@ written through the real log, each answer looking at real sections of
 content/, and the report is timed in the two situations a server meets:
 
 - steady state: the log writes each question's vector with its answer
-  (`answer.gap_index`, as the web app and `python -m answer` do), so the
+  (`answer.reports.gap_index`, as the web app and `python -m answer` do), so the
   report embeds nothing, also after 1 % new answers; writing the log twice,
   with and without vectors, says what that costs each refused answer;
 - a one-time backfill: a log written without vectors (from before they were
@@ -62,11 +62,11 @@ def questions(count: int, seed: int = 11) -> list[tuple[str, str]]:
 def bench_gap_report(work: Path, store: Any, embedder: Any, *, answers: int = 10_000) -> dict[str, Any]:
     import sqlite3
 
-    from answer.clusters import cluster
-    from answer.gap_index import QuestionIndex
-    from answer.gaps import gap_report, gap_text
     from answer.log.retention import NO_RETENTION
     from answer.log.sqlite import SQLiteAnswerLog
+    from answer.reports.clusters import cluster
+    from answer.reports.gap_index import QuestionIndex
+    from answer.reports.gaps import gap_report, gap_text
     from tests.fakes import CountingEmbedder
     from tests.gap_seed import DAY, refusal
     from web.staff import GAP_EMBED_PER_REQUEST

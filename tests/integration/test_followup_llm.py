@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from answer.followup import CarrySubject, Turn
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from answer.__main__ import main
-from answer.gap_index import QuestionIndex
-from answer.gaps import gap_report
 from answer.log.sqlite import SQLiteAnswerLog
+from answer.reports.gap_index import QuestionIndex
+from answer.reports.gaps import gap_report
 from tests.conftest import CONTENT
 from tests.fakes import CountingEmbedder
 from tests.gap_seed import DAY, refusal, seed

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from answer.generate import ExtractiveGenerator
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.corpus import load_corpus

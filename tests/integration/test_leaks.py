@@ -30,7 +30,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC, Chunk, Page

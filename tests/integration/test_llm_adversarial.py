@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from answer.draft import parse_draft
-from answer.judge import LLMJudge
+from answer.llm.judge import LLMJudge
 from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer
 from retrieval.search import DenseRetriever
 from retrieval.viewer import Viewer

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer
 from tests.fakes import LIMITS, REFUNDS
 from tests.integration.test_llm_adversarial import ANON, GOOD, REFUND_QUOTE, RETRIES, FixedRetriever

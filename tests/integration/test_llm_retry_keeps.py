@@ -13,7 +13,7 @@ import json
 import pytest
 
 from answer.gate import Judgement
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer
 from answer.record import from_json, to_json
 from tests.fakes import make_chunk

@@ -15,7 +15,7 @@ import threading
 import httpx
 import pytest
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer, Done, Retrieved, Shown
 from retrieval.services import open_retriever
 from tests.conftest import CONTENT

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from answer.local_server import SERVER_ENV
+from answer.llm.local_server import SERVER_ENV
+from answer.llm.response_format import FORMATS
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
-from answer.response_format import FORMATS
 from answer.services import build_generator, build_judge, build_writer, local_llm
 from answer.settings import AnswerSettings
 from answer.support import DeterministicChecker

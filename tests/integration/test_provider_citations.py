@@ -18,10 +18,10 @@ import pytest
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.features import AnswerExtractor
 from answer.gate.vocabulary import Vocabulary
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
+from answer.llm.provider_citations import ProviderCitationGenerator
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
-from answer.provider_citations import ProviderCitationGenerator
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUNDS
 from tests.integration.test_llm_adversarial import ANON, REFUND_QUOTE, RETRIES, SECRET, FixedRetriever
@@ -253,7 +253,7 @@ def write(server, question="How long are refunds available?"):  # noqa: ANN001, 
     from answer.gate import AnswerGate
     from answer.gate.features import AnswerExtractor
     from answer.generate import ExtractiveGenerator
-    from answer.provider_citations import CitedWriting
+    from answer.llm.provider_citations import CitedWriting
     from answer.support import DeterministicChecker
     from answer.written import Writer
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from answer.llm import LiteLLMGenerator
+from answer.llm.client import LiteLLMGenerator
+from answer.llm.provider_citations import ProviderCitationGenerator, documents, request_messages
 from answer.pipeline import Answerer
-from answer.provider_citations import ProviderCitationGenerator, documents, request_messages
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.scripted_llm import Reply

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from answer.clusters import central, cluster
-from answer.gap_export import report_json, report_text
-from answer.gap_index import QuestionIndex
-from answer.gaps import gap_report, gap_text, parse_since, reason_text, topic_text
 from answer.log.retention import Retention
 from answer.log.sqlite import SQLiteAnswerLog
-from answer.redaction import EMAIL, KEY, NUMBER, redact
+from answer.reports.clusters import central, cluster
+from answer.reports.gap_export import report_json, report_text
+from answer.reports.gap_index import QuestionIndex
+from answer.reports.gaps import gap_report, gap_text, parse_since, reason_text, topic_text
+from answer.reports.redaction import EMAIL, KEY, NUMBER, redact
 from retrieval.search import DenseRetriever
 from tests.answer_logs import raw
 from tests.fakes import CountingEmbedder, HashEmbedder, ScriptedGenerator, make_chunk
@@ -380,8 +380,8 @@ def test_the_csv_never_hands_a_spreadsheet_a_formula_a_visitor_typed():
     import csv
     import io
 
-    from answer.gap_export import report_csv
-    from answer.gaps import Example, Gap, GapReport
+    from answer.reports.gap_export import report_csv
+    from answer.reports.gaps import Example, Gap, GapReport
 
     typed = ["=HYPERLINK(\"http://evil.example\",\"click\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\ry", "plain?"]
     gaps = tuple(Gap(label=t, count=1, refused=1, unverified=0, rated_down=0,

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from answer.incremental import ClaimScanner
+from answer.llm.incremental import ClaimScanner
 
 CLAIMS = [
     {"sentences": ["c1.2"], "claim": "Use {braces} and \"quotes\" freely: ] } [ {"},

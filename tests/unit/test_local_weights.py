@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from answer.errors import LocalModelError
-from answer.local_server import child_env, command, default_threads
-from answer.local_weights import MODELS, LocalModel, local_model, provision_local_model, weights_path
+from answer.llm.local_server import child_env, command, default_threads
+from answer.llm.local_weights import MODELS, LocalModel, local_model, provision_local_model, weights_path
 
 PARTS = [b"GGUF-part-one;", b"part-two;", b"part-three."]
 

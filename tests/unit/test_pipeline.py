@@ -149,7 +149,7 @@ def test_the_browsed_docs_version_reaches_retrieval():
 def test_support_judge_setting_selects_the_checker():
     import pytest
 
-    from answer.judge import LLMJudge
+    from answer.llm.judge import LLMJudge
     from answer.services import build_checker
     from answer.support import DeterministicChecker
     from web.settings import Settings

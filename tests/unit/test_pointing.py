@@ -7,8 +7,8 @@ import json
 import pytest
 
 from answer.errors import DraftFormatError
-from answer.pointing import numbered_text, parse_pointed, point_schema
-from answer.prompt import build_prompt
+from answer.llm.pointing import numbered_text, parse_pointed, point_schema
+from answer.llm.prompt import build_prompt
 from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

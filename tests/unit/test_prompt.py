@@ -6,7 +6,7 @@ import json
 import re
 
 from answer.draft import DRAFT_SCHEMA
-from answer.prompt import approx_tokens, build_prompt, escape_text, render_passage
+from answer.llm.prompt import approx_tokens, build_prompt, escape_text, render_passage
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk

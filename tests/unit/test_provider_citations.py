@@ -13,8 +13,8 @@ import pytest
 
 from answer.errors import DraftFormatError
 from answer.generate import ExtractiveGenerator
-from answer.llm import LiteLLMGenerator
-from answer.provider_citations import (
+from answer.llm.client import LiteLLMGenerator
+from answer.llm.provider_citations import (
     ANTHROPIC,
     GEMINI,
     CitedWriting,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from answer.llm.prompt import build_prompt
 from answer.pipeline import Answerer
-from answer.prompt import build_prompt
 from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

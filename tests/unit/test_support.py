@@ -7,7 +7,7 @@ import json
 import pytest
 
 from answer.errors import GeneratorError
-from answer.judge import LLMJudge
+from answer.llm.judge import LLMJudge
 from answer.support import DeterministicChecker
 
 QUOTE = "Refunds are available within 14 days of the charge."

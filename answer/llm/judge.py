@@ -14,9 +14,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .errors import AnswerError
+from ..errors import AnswerError
+from ..support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker
 from .prompt import escape_text
-from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class LLMJudge:
     @classmethod
     def from_model(cls, model: str, *, api_base: str | None = None, api_key: str | None = None, timeout: float = 30) -> LLMJudge:
         """A judge on any litellm model string (constructing it imports nothing heavy)."""
-        from .llm import LiteLLMGenerator
+        from .client import LiteLLMGenerator
 
         return cls(LiteLLMGenerator(model, api_base=api_base, api_key=api_key, timeout=timeout))
 

@@ -34,11 +34,11 @@ from typing import Any
 from ingest.documents import Chunk
 from retrieval.search import RetrievalSet
 
-from .draft import Draft, DraftClaim, Quote
-from .errors import DraftFormatError
-from .llm import WRITE_MAX_TOKENS, LiteLLMGenerator, import_litellm
+from ..draft import Draft, DraftClaim, Quote
+from ..errors import DraftFormatError
+from ..written import DECLINED, Passage
+from .client import WRITE_MAX_TOKENS, LiteLLMGenerator, import_litellm
 from .prompt import DEFAULT_BUDGET_TOKENS, escape_text, pack_passages, retry_feedback
-from .written import DECLINED, Passage
 
 ANTHROPIC, GEMINI = "anthropic", "gemini"
 REFUSAL = "NOT IN THE DOCS"

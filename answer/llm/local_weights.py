@@ -23,7 +23,7 @@ from pathlib import Path
 
 from retrieval.provision import sha256_of
 
-from .errors import LocalModelError
+from ..errors import LocalModelError
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from retrieval.search import Hit, RetrievalSet
 
+from ..draft import DRAFT_SCHEMA
 from . import pointing
-from .draft import DRAFT_SCHEMA
 from .pointing import Pointed
 
 DEFAULT_BUDGET_TOKENS = 3_000
@@ -37,7 +37,7 @@ The reply must match this JSON schema:
 """ + json.dumps(DRAFT_SCHEMA, separators=(",", ":"))
 
 # copy: the model copies each quote (hosted models do this well); point: it names sentence ids and the code
-# copies the sentence (small local models rewrite what they are asked to copy; answer/pointing.py).
+# copies the sentence (small local models rewrite what they are asked to copy; answer/llm/pointing.py).
 Quoting = Literal["copy", "point"]
 
 

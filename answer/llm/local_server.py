@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from .errors import LocalModelError
+from ..errors import LocalModelError
 
 log = logging.getLogger(__name__)
 

@@ -5,16 +5,16 @@ passages only one they came close to without answering (the docs seem to cover
 it: a section scored high), every unverified answer one they could not back, and
 every thumbs-down an answer that did not help.
 The report takes those of a period from the answer log, keeps only answers
-whose every retrieved section the reader may read (`answer.readable`, the
-audit view's rule), groups their questions by meaning (`answer.clusters`)
+whose every retrieved section the reader may read (`answer.reports.readable`, the
+audit view's rule), groups their questions by meaning (`answer.reports.clusters`)
 and says, per group, how often it was asked, a few of the questions, why no
 answer was given, and which sections were looked at: where a new section
-would go. Questions and reasons are redacted (`answer.redaction`) before
+would go. Questions and reasons are redacted (`answer.reports.redaction`) before
 anything is grouped, embedded or shown.
 
 Embedding the questions is the expensive part (10k questions take minutes on
 two cores), so each question's vector is kept in the answer log beside its
-answer, written with the answer itself (`answer.gap_index`) or, for answers
+answer, written with the answer itself (`answer.reports.gap_index`) or, for answers
 from before that or written without the model, by the first report that
 needs it. A report can be told to embed at most `limit` of those: the staff
 page must answer in seconds however large the backlog, so it groups what it
@@ -36,11 +36,11 @@ import numpy as np
 from retrieval.embedder import Embedder
 from retrieval.protocols import StoreReader
 
+from ..errors import AnswerLogError
+from ..log.protocol import AnswerLog, GapRow
+from ..record import REFUSED, RELATED, UNVERIFIED, State
 from .clusters import THRESHOLD, central, cluster
-from .errors import AnswerLogError
-from .log.protocol import AnswerLog, GapRow
 from .readable import fully_readable, live_hashes, needs_lookup
-from .record import REFUSED, RELATED, UNVERIFIED, State
 from .redaction import redact
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from typing import Any
 
 from retrieval.search import RetrievalSet
 
-from .draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
-from .errors import DraftFormatError, GeneratorError
+from ..draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
+from ..errors import DraftFormatError, GeneratorError
 from .incremental import ClaimScanner
 from .pointing import parse_pointed
 from .prompt import DEFAULT_BUDGET_TOKENS, Prompt, Quoting, build_prompt
@@ -62,7 +62,7 @@ def is_transient(exc: BaseException, litellm: Any) -> bool:
 
 
 class LiteLLMGenerator:
-    """Drafts through litellm under the quote-first contract of `answer.prompt`."""
+    """Drafts through litellm under the quote-first contract of `answer.llm.prompt`."""
 
     def __init__(
         self,

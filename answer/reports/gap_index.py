@@ -3,7 +3,7 @@
 A report over a log whose vectors were written with the answers embeds
 nothing: one question costs ~15 ms as it is answered, where a backlog of 10k
 costs minutes on the staff page. The text embedded and its hash are the
-report's own (`answer.gaps.gap_text`, `text_hash`), so the report finds these
+report's own (`answer.reports.gaps.gap_text`, `text_hash`), so the report finds these
 vectors in its cache; a site renamed since makes other text, which the next
 report embeds again, as it does for any answer written without this index.
 """
