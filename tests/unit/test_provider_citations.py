@@ -151,3 +151,14 @@ def test_a_reply_without_citations_is_a_refusal_or_an_unevidenced_claim(text, re
     for draft in (anthropic_draft(text, None, DOCS), gemini_draft(text, None, DOCS)):
         assert (draft.refused, len(draft.claims)) == (refused, claims)
         assert all(c.quotes == () for c in draft.claims)
+
+
+def test_cited_stretches_take_their_quote_numbers_before_their_stop_and_uncited_text_stays():
+    from answer.llm.provider_citations import NOT_SENT, _marked
+
+    text = "Install it with Homebrew.```bash\nbrew install ferry\n```Logs are kept 30 days."
+    marked = _marked(text, [("Install it with Homebrew.", [2]), ("Logs are kept 30 days.", [1, NOT_SENT]),
+                            ("A stretch the reply does not hold.", [3])])
+    assert marked.startswith("Install it with Homebrew [2]. ```bash\nbrew install ferry\n```")  # the block kept
+    assert "Logs are kept 30 days [1] [0]." in marked  # an index never sent is a number no quote has
+    assert marked.endswith("\nA stretch the reply does not hold. [3]")  # what was cited is never lost
