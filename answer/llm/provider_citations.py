@@ -281,18 +281,25 @@ class ProviderCitationGenerator:
         return replace(draft, shown=tuple(d.handle for d in docs))  # an index past what we sent is a phantom
 
     def _parse(self, response: Any, docs: Sequence[Document]) -> Draft:
-        try:
-            message = response.choices[0].message
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise DraftFormatError(f"the model reply has no message: {str(response)[:120]!r}") from exc
-        text = message.content if isinstance(message.content, str) else ""
-        if self.provider == ANTHROPIC:
-            fields = getattr(message, "provider_specific_fields", None)
-            return anthropic_draft(text, fields.get("citations") if isinstance(fields, dict) else None, docs)
-        metadata = getattr(response, "vertex_ai_grounding_metadata", None)
-        if metadata is None:
-            metadata = (getattr(response, "_hidden_params", None) or {}).get("vertex_ai_grounding_metadata")
-        return gemini_draft(text, metadata, docs)
+        text, citations = reply_citations(self.provider, response)
+        return anthropic_draft(text, citations, docs) if self.provider == ANTHROPIC else gemini_draft(text, citations, docs)
+
+
+def reply_citations(provider: str, response: Any) -> tuple[str, Any]:
+    """(the reply text, what the provider says it cites) as litellm hands them over: Anthropic's per-block
+    citations in the message's `provider_specific_fields`, Gemini's grounding metadata on the response."""
+    try:
+        message = response.choices[0].message
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise DraftFormatError(f"the model reply has no message: {str(response)[:120]!r}") from exc
+    text = message.content if isinstance(message.content, str) else ""
+    if provider == ANTHROPIC:
+        fields = getattr(message, "provider_specific_fields", None)
+        return text, fields.get("citations") if isinstance(fields, dict) else None
+    metadata = getattr(response, "vertex_ai_grounding_metadata", None)
+    if metadata is None:
+        metadata = (getattr(response, "_hidden_params", None) or {}).get("vertex_ai_grounding_metadata")
+    return text, metadata
 
 
 # -- the written answer (LLM_ROLE=write), cited by the provider ---------------------------------------------------
@@ -320,20 +327,11 @@ class CitedWriting:
         return self._parse(response, docs)
 
     def _parse(self, response: Any, docs: Sequence[Document]) -> str:
-        try:
-            message = response.choices[0].message
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise DraftFormatError(f"the model reply has no message: {str(response)[:120]!r}") from exc
-        text = message.content if isinstance(message.content, str) else ""
+        text, citations = reply_citations(self.provider, response)
         if self.provider == ANTHROPIC:
-            fields = getattr(message, "provider_specific_fields", None)
-            blocks = fields.get("citations") if isinstance(fields, dict) else None
-            return _marked(text, [(_cited_stretch(block), _numbers(block, docs)) for block in blocks or []
+            return _marked(text, [(_cited_stretch(block), _numbers(block, docs)) for block in citations or []
                                   if isinstance(block, list) and block])
-        metadata = getattr(response, "vertex_ai_grounding_metadata", None)
-        if metadata is None:
-            metadata = (getattr(response, "_hidden_params", None) or {}).get("vertex_ai_grounding_metadata")
-        return _marked_segments(text, metadata, docs)
+        return _marked_segments(text, citations, docs)
 
 
 def _cited_stretch(block: list[Any]) -> str:
