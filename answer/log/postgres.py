@@ -48,7 +48,7 @@ from .protocol import (
     gap_rows_of,
     gap_vector,
 )
-from .ratelimit import CLEAN_EVERY, EPSILON, Rate, wait_for
+from .ratelimit import PostgresLimiter
 from .retention import DEFAULT_RETENTION, PRUNE_EVERY, Retention
 
 log = logging.getLogger(__name__)
@@ -304,38 +304,6 @@ def _prune(connection: Connection, retention: Retention, now: float) -> int:
         for table in queries.DEPENDENT_TABLES:
             connection.execute(f"DELETE FROM {table} WHERE answer_id = ANY(%s)".encode(), (gone,))
     return len(gone)
-
-
-class PostgresLimiter:
-    """Per-client budgets in the shared database: the same cell-rate algorithm as `SQLiteLimiter`, one UPSERT a take."""
-
-    def __init__(self, answer_log: PostgresAnswerLog) -> None:
-        self._log = answer_log
-        self._takes = 0
-
-    def take(self, key: str, rate: Rate, now: float, *, consume: bool = True) -> float:
-        try:
-            with self._log.connection(f"cannot check the rate limit of {key}") as connection:
-                if not consume:
-                    row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
-                    return wait_for(row[0], rate, now) if row else 0.0
-                self._takes += 1
-                if self._takes % CLEAN_EVERY == 0:
-                    connection.execute("DELETE FROM rate_limits WHERE tat < %s", (now,))
-                # One statement: the check and the count are atomic across replicas (the row is locked by the update).
-                taken = connection.execute(
-                    "INSERT INTO rate_limits AS r (key, tat) VALUES (%(key)s, %(now)s + %(interval)s)"
-                    " ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, %(now)s) + %(interval)s"
-                    " WHERE GREATEST(r.tat, %(now)s) - %(now)s <= %(period)s - %(interval)s + %(epsilon)s RETURNING tat",
-                    {"key": key, "now": now, "interval": rate.interval, "period": rate.period,
-                     "epsilon": EPSILON}).fetchone()
-                if taken is not None:
-                    return 0.0
-                row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
-                return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
-        except AnswerLogError as exc:  # the answer log's own write reports the outage; do not add a 500
-            log.error("rate limit not checked: %s", exc)
-            return 0.0
 
 
 class PostgresSecrets:

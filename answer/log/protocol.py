@@ -1,8 +1,8 @@
 """The answer log as callers see it: one Protocol, whichever database holds it.
 
-One process keeps its log in SQLite under DATA_DIR (`audit.SQLiteAnswerLog`);
+One process keeps its log in SQLite under DATA_DIR (`sqlite.SQLiteAnswerLog`);
 several replicas on several machines share one PostgreSQL database
-(`postgres_log.PostgresAnswerLog`, DATABASE_URL). Callers name `AnswerLog`
+(`postgres.PostgresAnswerLog`, DATABASE_URL). Callers name `AnswerLog`
 and never the implementation: what only one of them can do (a SQLite file's
 damage, moved aside when the server starts) stays inside it, and what a
 caller used to build beside the log from its file (the rate-limit budgets, the

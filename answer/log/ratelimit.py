@@ -6,8 +6,9 @@ budget is next fully spent ("theoretical arrival time"), moved forward by
 one interval per request in a single UPSERT, so two workers taking from one
 client's budget at once never both get the last request. Rows of clients
 whose budget has refilled are deleted now and then. This module holds the
-SQLite table every worker of one machine shares; `postgres_log.PostgresLimiter`
-is the same algorithm in the database several replicas share.
+SQLite table every worker of one machine shares (`SQLiteLimiter`) and the
+PostgreSQL one several replicas share (`PostgresLimiter`): one algorithm, each
+database's spelling of its single statement.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from ..errors import AnswerLogError
 from .sqlite_schema import migrate
+
+if TYPE_CHECKING:
+    from .postgres import PostgresAnswerLog
 
 log = logging.getLogger(__name__)
 PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86_400.0}
@@ -156,3 +161,35 @@ class MemoryLimiter:
                     self._tats = {k: t for k, t in self._tats.items() if t >= now}
                 self._tats[key] = tat + rate.interval
             return wait
+
+
+class PostgresLimiter:
+    """Per-client budgets in the shared database: the same cell-rate algorithm as `SQLiteLimiter`, one UPSERT a take."""
+
+    def __init__(self, answer_log: PostgresAnswerLog) -> None:
+        self._log = answer_log
+        self._takes = 0
+
+    def take(self, key: str, rate: Rate, now: float, *, consume: bool = True) -> float:
+        try:
+            with self._log.connection(f"cannot check the rate limit of {key}") as connection:
+                if not consume:
+                    row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
+                    return wait_for(row[0], rate, now) if row else 0.0
+                self._takes += 1
+                if self._takes % CLEAN_EVERY == 0:
+                    connection.execute("DELETE FROM rate_limits WHERE tat < %s", (now,))
+                # One statement: the check and the count are atomic across replicas (the row is locked by the update).
+                taken = connection.execute(
+                    "INSERT INTO rate_limits AS r (key, tat) VALUES (%(key)s, %(now)s + %(interval)s)"
+                    " ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, %(now)s) + %(interval)s"
+                    " WHERE GREATEST(r.tat, %(now)s) - %(now)s <= %(period)s - %(interval)s + %(epsilon)s RETURNING tat",
+                    {"key": key, "now": now, "interval": rate.interval, "period": rate.period,
+                     "epsilon": EPSILON}).fetchone()
+                if taken is not None:
+                    return 0.0
+                row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
+                return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
+        except AnswerLogError as exc:  # the answer log's own write reports the outage; do not add a 500
+            log.error("rate limit not checked: %s", exc)
+            return 0.0
