@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AnswerLogError
 from .sqlite_schema import migrate
@@ -123,21 +123,8 @@ class SQLiteLimiter:
             log.error("rate limit not checked, %s cannot be opened: %s", self.path, exc)
             return 0.0
         try:
-            if not consume:
-                row = connection.execute("SELECT tat FROM rate_limits WHERE key = ?", (key,)).fetchone()
-                return wait_for(row[0], rate, now) if row else 0.0
-            self._takes += 1
-            if self._takes % CLEAN_EVERY == 0:
-                connection.execute("DELETE FROM rate_limits WHERE tat < ?", (now,))
-            # One statement: the check and the count are atomic across processes.
-            taken = connection.execute(
-                "INSERT INTO rate_limits (key, tat) VALUES (:key, :now + :interval) ON CONFLICT (key) DO UPDATE"
-                " SET tat = MAX(tat, :now) + :interval WHERE MAX(tat, :now) - :now <= :period - :interval + :epsilon RETURNING tat",
-                {"key": key, "now": now, "interval": rate.interval, "period": rate.period, "epsilon": EPSILON}).fetchone()
-            if taken is not None:
-                return 0.0
-            row = connection.execute("SELECT tat FROM rate_limits WHERE key = ?", (key,)).fetchone()
-            return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
+            self._takes += consume
+            return _take(connection, _SQLITE, key, rate, now, consume=consume, clean=self._takes % CLEAN_EVERY == 0)
         except sqlite3.Error as exc:
             log.error("rate limit not checked for %s in %s: %s", key, self.path, exc)
             return 0.0
@@ -173,23 +160,44 @@ class PostgresLimiter:
     def take(self, key: str, rate: Rate, now: float, *, consume: bool = True) -> float:
         try:
             with self._log.connection(f"cannot check the rate limit of {key}") as connection:
-                if not consume:
-                    row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
-                    return wait_for(row[0], rate, now) if row else 0.0
-                self._takes += 1
-                if self._takes % CLEAN_EVERY == 0:
-                    connection.execute("DELETE FROM rate_limits WHERE tat < %s", (now,))
-                # One statement: the check and the count are atomic across replicas (the row is locked by the update).
-                taken = connection.execute(
-                    "INSERT INTO rate_limits AS r (key, tat) VALUES (%(key)s, %(now)s + %(interval)s)"
-                    " ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, %(now)s) + %(interval)s"
-                    " WHERE GREATEST(r.tat, %(now)s) - %(now)s <= %(period)s - %(interval)s + %(epsilon)s RETURNING tat",
-                    {"key": key, "now": now, "interval": rate.interval, "period": rate.period,
-                     "epsilon": EPSILON}).fetchone()
-                if taken is not None:
-                    return 0.0
-                row = connection.execute("SELECT tat FROM rate_limits WHERE key = %s", (key,)).fetchone()
-                return max(wait_for(row[0], rate, now), 0.001) if row else 0.0
+                self._takes += consume
+                return _take(connection, _POSTGRES, key, rate, now, consume=consume,
+                             clean=self._takes % CLEAN_EVERY == 0)
         except AnswerLogError as exc:  # the answer log's own write reports the outage; do not add a 500
             log.error("rate limit not checked: %s", exc)
             return 0.0
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """A database's spelling of the three statements a budget needs."""
+
+    read: str  # the client's row
+    clean: str  # rows of budgets that have refilled
+    take: str  # one request taken, only if the budget allows it: the check and the count in one statement
+
+
+_SQLITE = _Statements(
+    "SELECT tat FROM rate_limits WHERE key = ?", "DELETE FROM rate_limits WHERE tat < ?",
+    "INSERT INTO rate_limits (key, tat) VALUES (:key, :now + :interval) ON CONFLICT (key) DO UPDATE"
+    " SET tat = MAX(tat, :now) + :interval WHERE MAX(tat, :now) - :now <= :period - :interval + :epsilon RETURNING tat")
+_POSTGRES = _Statements(  # the row is locked by the update: atomic across replicas
+    "SELECT tat FROM rate_limits WHERE key = %s", "DELETE FROM rate_limits WHERE tat < %s",
+    "INSERT INTO rate_limits AS r (key, tat) VALUES (%(key)s, %(now)s + %(interval)s)"
+    " ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, %(now)s) + %(interval)s"
+    " WHERE GREATEST(r.tat, %(now)s) - %(now)s <= %(period)s - %(interval)s + %(epsilon)s RETURNING tat")
+
+
+def _take(connection: Any, sql: _Statements, key: str, rate: Rate, now: float, *, consume: bool, clean: bool) -> float:
+    """The cell-rate algorithm on a database connection (either kind): 0 when the request may go, else the wait."""
+    if not consume:
+        row = connection.execute(sql.read, (key,)).fetchone()
+        return wait_for(row[0], rate, now) if row else 0.0
+    if clean:
+        connection.execute(sql.clean, (now,))
+    taken = connection.execute(sql.take, {"key": key, "now": now, "interval": rate.interval, "period": rate.period,
+                                          "epsilon": EPSILON}).fetchone()
+    if taken is not None:
+        return 0.0
+    row = connection.execute(sql.read, (key,)).fetchone()
+    return max(wait_for(row[0], rate, now), 0.001) if row else 0.0

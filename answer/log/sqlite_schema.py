@@ -64,7 +64,8 @@ def migrate(connection: sqlite3.Connection) -> list[int]:
             connection.execute(f"PRAGMA user_version = {LATEST:d}")
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        if connection.in_transaction:  # SQLite may have rolled back already (a full disk, an I/O error)
+            connection.execute("ROLLBACK")
         raise
     return applied
 
