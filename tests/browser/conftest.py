@@ -45,6 +45,16 @@ def page(browser):
     context.close()
 
 
+@pytest.fixture()
+def phone(browser):
+    """A page in a phone's viewport (375×812, touch), as `page` is a desktop's."""
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def shots() -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -268,26 +268,20 @@ def test_a_quote_with_inline_code_renders_it_as_code_under_chip_1(page, live_url
     page.screenshot(path=str(shots / "09b-inline-code-quote.png"))
 
 
-def test_phone_width_has_no_horizontal_overflow(browser, live_url, shots):
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        page.goto(live_url)
-        page.screenshot(path=str(shots / "10-phone-first-visit.png"))
-        ask(page, QUESTION)
-        final_turn(page)
-        width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-        assert width[0] <= width[1], f"page is {width[0]}px wide in a {width[1]}px viewport"
-        page.screenshot(path=str(shots / "11-phone-answer.png"), full_page=True)
-        page.locator("#thread .chip").first.tap()
-        card = page.locator("#thread .cite.open .card")
-        card.wait_for(state="visible")
-        box = card.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 375
-        page.screenshot(path=str(shots / "12-phone-card.png"))
-    finally:
-        context.close()
+def test_phone_width_has_no_horizontal_overflow(phone, live_url, shots):
+    phone.goto(live_url)
+    phone.screenshot(path=str(shots / "10-phone-first-visit.png"))
+    ask(phone, QUESTION)
+    final_turn(phone)
+    width = phone.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width[0] <= width[1], f"page is {width[0]}px wide in a {width[1]}px viewport"
+    phone.screenshot(path=str(shots / "11-phone-answer.png"), full_page=True)
+    phone.locator("#thread .chip").first.tap()
+    card = phone.locator("#thread .cite.open .card")
+    card.wait_for(state="visible")
+    box = card.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+    phone.screenshot(path=str(shots / "12-phone-card.png"))
 
 
 def test_without_javascript_the_form_posts_a_full_page_and_keeps_the_thread(browser, live_url, shots):

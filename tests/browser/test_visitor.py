@@ -190,84 +190,66 @@ def test_looked_at_entries_are_links_grouped_by_section(page, live_url):
     assert len(hrefs) == len(set(hrefs)) and all(urlsplit(h).path.startswith("/docs/") for h in hrefs)
 
 
-def test_on_a_phone_the_copy_button_never_covers_the_code(browser, live_url, shots):
+def test_on_a_phone_the_copy_button_never_covers_the_code(phone, live_url, shots):
     """Seen on a phone: the code block's Copy button sat over the end of the command (`evt_2bQk9L[Copy]`)."""
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        page.goto(live_url)
-        ask(page, "How do I send a test event with curl?")
-        turn = final_turn(page)
-        blocks = turn.locator(".code-block")
-        blocks.first.locator(".copy-code").wait_for()
-        assert blocks.count() >= 1
-        for block in blocks.all():
-            button = block.locator(".copy-code").bounding_box()
-            code = block.locator("pre").bounding_box()
-            overlaps = (button["x"] < code["x"] + code["width"] and code["x"] < button["x"] + button["width"]
-                        and button["y"] < code["y"] + code["height"] and code["y"] < button["y"] + button["height"])
-            assert not overlaps, (button, code)
-        blocks.first.scroll_into_view_if_needed()
-        page.screenshot(path=str(shots / "29b-phone-copy-button-below-code.png"))
-    finally:
-        context.close()
+    phone.goto(live_url)
+    ask(phone, "How do I send a test event with curl?")
+    turn = final_turn(phone)
+    blocks = turn.locator(".code-block")
+    blocks.first.locator(".copy-code").wait_for()
+    assert blocks.count() >= 1
+    for block in blocks.all():
+        button = block.locator(".copy-code").bounding_box()
+        code = block.locator("pre").bounding_box()
+        overlaps = (button["x"] < code["x"] + code["width"] and code["x"] < button["x"] + button["width"]
+                    and button["y"] < code["y"] + code["height"] and code["y"] < button["y"] + button["height"])
+        assert not overlaps, (button, code)
+    blocks.first.scroll_into_view_if_needed()
+    phone.screenshot(path=str(shots / "29b-phone-copy-button-below-code.png"))
 
 
-def test_on_a_phone_each_refusal_bullet_sits_on_the_first_line_of_its_link(browser, live_url, shots):
+def test_on_a_phone_each_refusal_bullet_sits_on_the_first_line_of_its_link(phone, live_url, shots):
     """Seen on a phone: a related section whose link wrapped had its bullet beside the link's last line."""
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        page.goto(live_url)
-        ask(page, "Is there a Terraform provider for Ferrydeck?")
-        items = final_turn(page).locator(".banner.refusal ul.related li")
-        assert items.count() >= 2
-        # The bullet is drawn on the item's first line box: a probe at the item's start sits on that line.
-        offsets = items.evaluate_all("""items => items.map(li => {
-            const probe = document.createElement('span');
-            probe.textContent = '\u200b';
-            li.prepend(probe);
-            const text = document.createRange();
-            text.selectNodeContents(li.querySelector('a'));
-            const lines = [...text.getClientRects()];
-            const found = {lines: new Set(lines.map(r => Math.round(r.top))).size, probe: probe.getBoundingClientRect().top,
-                           first: Math.min(...lines.map(r => r.top))};
-            probe.remove();
-            return found;
-        })""")
-        assert any(o["lines"] > 1 for o in offsets), offsets  # some title wraps at 375 px, or the test shows nothing
-        assert all(abs(o["probe"] - o["first"]) < 6 for o in offsets), offsets
-        items.first.scroll_into_view_if_needed()
-        page.screenshot(path=str(shots / "29c-phone-refusal-bullets.png"))
-    finally:
-        context.close()
+    phone.goto(live_url)
+    ask(phone, "Is there a Terraform provider for Ferrydeck?")
+    items = final_turn(phone).locator(".banner.refusal ul.related li")
+    assert items.count() >= 2
+    # The bullet is drawn on the item's first line box: a probe at the item's start sits on that line.
+    offsets = items.evaluate_all("""items => items.map(li => {
+        const probe = document.createElement('span');
+        probe.textContent = '\u200b';
+        li.prepend(probe);
+        const text = document.createRange();
+        text.selectNodeContents(li.querySelector('a'));
+        const lines = [...text.getClientRects()];
+        const found = {lines: new Set(lines.map(r => Math.round(r.top))).size, probe: probe.getBoundingClientRect().top,
+                       first: Math.min(...lines.map(r => r.top))};
+        probe.remove();
+        return found;
+    })""")
+    assert any(o["lines"] > 1 for o in offsets), offsets  # some title wraps at 375 px, or the test shows nothing
+    assert all(abs(o["probe"] - o["first"]) < 6 for o in offsets), offsets
+    items.first.scroll_into_view_if_needed()
+    phone.screenshot(path=str(shots / "29c-phone-refusal-bullets.png"))
 
 
-def test_the_phone_card_closes_on_its_button_and_on_an_outside_tap(browser, live_url, shots):
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        page.goto(live_url)
-        ask(page, QUESTION)
-        turn = final_turn(page)
-        assert not turn.locator("details.looked").first.evaluate("d => d.open")  # folded on a phone
-        chip = turn.locator(".chip").first
-        card = turn.locator("#" + chip.get_attribute("aria-describedby"))
-        chip.tap()
-        card.wait_for(state="visible")
-        page.screenshot(path=str(shots / "30-phone-card-close-button.png"))
-        card.locator(".card-close").tap()
-        card.wait_for(state="hidden")
-        chip.tap()
-        card.wait_for(state="visible")
-        page.locator("#thread .turn .question").first.tap()
-        card.wait_for(state="hidden")
-        page.screenshot(path=str(shots / "31-phone-card-closed.png"))
-    finally:
-        context.close()
+def test_the_phone_card_closes_on_its_button_and_on_an_outside_tap(phone, live_url, shots):
+    phone.goto(live_url)
+    ask(phone, QUESTION)
+    turn = final_turn(phone)
+    assert not turn.locator("details.looked").first.evaluate("d => d.open")  # folded on a phone
+    chip = turn.locator(".chip").first
+    card = turn.locator("#" + chip.get_attribute("aria-describedby"))
+    chip.tap()
+    card.wait_for(state="visible")
+    phone.screenshot(path=str(shots / "30-phone-card-close-button.png"))
+    card.locator(".card-close").tap()
+    card.wait_for(state="hidden")
+    chip.tap()
+    card.wait_for(state="visible")
+    phone.locator("#thread .turn .question").first.tap()
+    card.wait_for(state="hidden")
+    phone.screenshot(path=str(shots / "31-phone-card-closed.png"))
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

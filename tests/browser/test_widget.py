@@ -253,30 +253,24 @@ def test_the_widget_copies_an_answer_with_absolute_links_like_the_chat_page(brow
         context.close()
 
 
-def test_the_widget_card_opens_on_a_tap_and_closes_on_its_button_and_an_outside_tap(browser, sites, shots):
+def test_the_widget_card_opens_on_a_tap_and_closes_on_its_button_and_an_outside_tap(phone, sites, shots):
     """On a touch screen the widget's cards behave as the chat page's (turn.js): no hover, so taps open and close them."""
     host, _, _ = sites
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        widget, turn = _asked_in_widget(page, host)
-        chip = turn.locator(".chip").first
-        card = widget.locator("#" + chip.get_attribute("aria-describedby"))
-        chip.tap()
-        card.wait_for(state="visible")
-        card.locator(".card-title").tap()
-        page.wait_for_timeout(300)
-        assert card.is_visible()  # reading the card is not a tap outside it
-        page.screenshot(path=str(shots / "44-widget-phone-card.png"))
-        card.locator(".card-close").tap()
-        card.wait_for(state="hidden")
-        chip.tap()
-        card.wait_for(state="visible")
-        turn.locator(".question").tap()
-        card.wait_for(state="hidden")
-    finally:
-        context.close()
+    widget, turn = _asked_in_widget(phone, host)
+    chip = turn.locator(".chip").first
+    card = widget.locator("#" + chip.get_attribute("aria-describedby"))
+    chip.tap()
+    card.wait_for(state="visible")
+    card.locator(".card-title").tap()
+    phone.wait_for_timeout(300)
+    assert card.is_visible()  # reading the card is not a tap outside it
+    phone.screenshot(path=str(shots / "44-widget-phone-card.png"))
+    card.locator(".card-close").tap()
+    card.wait_for(state="hidden")
+    chip.tap()
+    card.wait_for(state="visible")
+    turn.locator(".question").tap()
+    card.wait_for(state="hidden")
 
 
 def test_the_widget_gives_up_on_a_silent_stream_after_thirty_seconds_like_the_chat_page(page, sites):
