@@ -19,8 +19,8 @@ from typing import Any
 from retrieval.errors import RetrievalError
 from retrieval.viewer import Viewer
 
+from .contract.record import AnswerRecord
 from .errors import AnswerError
-from .record import AnswerRecord
 from .settings import AnswerSettings as Settings
 
 _TOLD = {"answer": "Answer", "related": "Related passages", "refused": "Not in the docs"}
@@ -57,7 +57,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, store: Any = None) -> 
 def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) -> int:
     from retrieval.services import open_store
 
-    from .record import to_json
+    from .contract.record import to_json
     from .services import changed_sources, open_audit
 
     audit = open_audit(settings)

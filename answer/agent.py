@@ -16,11 +16,11 @@ from typing import Any
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
-from .draft import draft_from_dict, parse_draft
+from .contract.draft import draft_from_dict, parse_draft
+from .contract.findings import Finding
+from .contract.support import SupportChecker
+from .contract.verify import Verification, verify
 from .errors import DraftFormatError
-from .findings import Finding
-from .support import SupportChecker
-from .verify import Verification, verify
 
 
 def ground_tool_result(

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
-from .draft import Draft, DraftClaim, PartialClaim, Quote
+from .contract.draft import Draft, DraftClaim, PartialClaim, Quote
 from .gate import AnswerGate
 from .gate.features import AnswerExtractor
 

@@ -24,13 +24,9 @@ from typing import Protocol, TypeAlias, get_args
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
-from .draft import Draft, PartialClaim
-from .errors import AnswerLogDamagedError, DraftFormatError, GeneratorError
-from .findings import Finding
-from .gate import AnswerGate
-from .generate import Generator as DraftGenerator
-from .generate import StreamingGenerator
-from .record import (
+from .contract.draft import Draft, PartialClaim
+from .contract.findings import Finding
+from .contract.record import (
     ANSWERED,
     REFUSED,
     Attempt,
@@ -39,11 +35,15 @@ from .record import (
     UnverifiedPolicy,
     without_proof,
 )
+from .contract.result import Answer
+from .contract.support import SUPPORTED, SupportChecker
+from .contract.verify import SUPPORTING, Claim, Verification, verify
+from .contract.written import Writer, Written
+from .errors import AnswerLogDamagedError, DraftFormatError, GeneratorError
+from .gate import AnswerGate
+from .generate import Generator as DraftGenerator
+from .generate import StreamingGenerator
 from .request_id import REQUEST_ID
-from .result import Answer
-from .support import SUPPORTED, SupportChecker
-from .verify import SUPPORTING, Claim, Verification, verify
-from .written import Writer, Written
 
 log = logging.getLogger(__name__)
 

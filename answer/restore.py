@@ -12,8 +12,8 @@ from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer
 
-from .record import AnswerRecord
-from .result import Answer
+from .contract.record import AnswerRecord
+from .contract.result import Answer
 
 
 def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answer:

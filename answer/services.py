@@ -16,6 +16,9 @@ from retrieval.services import open_embedder, open_retriever, open_store
 from retrieval.snapshot import IndexSnapshot
 from retrieval.viewer import Viewer
 
+from .contract.record import AnswerRecord
+from .contract.support import DeterministicChecker, SupportChecker
+from .contract.written import Writer
 from .followup import CarrySubject, Condenser, LLMCondenser
 from .gate import AnswerGate
 from .gate.features import AnswerExtractor
@@ -27,11 +30,8 @@ from .llm.provider_citations import CitedWriting, ProviderCitationGenerator, cit
 from .log.protocol import AnswerLog
 from .log.sqlite import SQLiteAnswerLog
 from .pipeline import Answerer
-from .record import AnswerRecord
 from .reports.gap_index import QuestionIndex
 from .settings import AnswerSettings as Settings
-from .support import DeterministicChecker, SupportChecker
-from .written import Writer
 
 LOCAL = "local"  # LLM_MODEL=local: a provisioned model served by a llama.cpp child process
 # A reply cap: a copied-quote draft of three claims fits in 512 tokens, one naming sentence ids in far fewer;

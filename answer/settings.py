@@ -12,16 +12,16 @@ from typing import Any, Literal, cast, get_args
 
 from retrieval.settings import RetrievalSettings
 
+from .contract.record import UnverifiedPolicy
 from .llm.prompt import Quoting
 from .log.retention import DEFAULT_RETENTION, Retention, parse_retention
-from .record import UnverifiedPolicy
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 SupportJudge = Literal["deterministic", "llm"]  # llm: LLM_MODEL judges claim support (deterministic fallback)
 CitationMode = Literal["provider", "json"]  # provider: Anthropic/Gemini native citations; json: quote-first JSON
 # write: the offline stage answers (quotes in under a second) and the model then words the Answer in a few checked
-# sentences (answer/written.py); draft: the model drafts the claims and quotes itself, as before written answers.
+# sentences (answer/contract/written.py); draft: the model drafts the claims and quotes itself, as before written answers.
 LLMRole = Literal["write", "draft"]
 
 

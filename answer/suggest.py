@@ -17,7 +17,7 @@ from typing import Protocol
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 
-from .result import Answer
+from .contract.result import Answer
 
 MAX_SUGGESTED = 3
 _QUESTION = re.compile(r"^(?:how|what|which|when|where|why|who|can|do|does|is|are|should|will)\b.{6,90}\?$",

@@ -33,7 +33,7 @@ judged on those figures rather than slipped into a refactor.
 
 Numbers and sentence ends are here too: dedupe and the support checker must
 read the same digits as one number, and the splitter and the quotable units
-(`answer/spans.py`) must agree on what may open a sentence.
+(`answer/contract/spans.py`) must agree on what may open a sentence.
 """
 
 from __future__ import annotations

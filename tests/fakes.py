@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from answer.draft import Draft, parse_draft
-from answer.spans import units
+from answer.contract.draft import Draft, parse_draft
+from answer.contract.spans import units
 from ingest.documents import Chunk, SourceSpan
 from ingest.ids import chunk_id, content_hash, doc_id
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from answer.findings import Finding
+from answer.contract.findings import Finding
+from answer.contract.record import State
+from answer.contract.result import Answer
 from answer.log.protocol import AnswerLog
-from answer.record import State
-from answer.result import Answer
 from ingest.documents import Chunk
 from retrieval.search import Hit, RetrievalSet
 from retrieval.viewer import Viewer

@@ -40,8 +40,8 @@ from mcp.types import ToolAnnotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from answer.record import NO_ANSWER, RELATED, UNVERIFIED
-from answer.result import Answer
+from answer.contract.record import NO_ANSWER, RELATED, UNVERIFIED
+from answer.contract.result import Answer
 from ingest.documents import Chunk
 from retrieval.search import RetrievalSet
 

@@ -15,8 +15,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from answer.contract.result import Answer
 from answer.log.protocol import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, AnswerLog
-from answer.result import Answer
 
 from .owner import read_owner
 from .questions import read_question

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from answer.draft import Draft, DraftClaim, Quote
-from answer.findings import Finding
-from answer.record import AnswerRecord, Attempt, Source
-from answer.verify import Citation
+from answer.contract.draft import Draft, DraftClaim, Quote
+from answer.contract.findings import Finding
+from answer.contract.record import AnswerRecord, Attempt, Source
+from answer.contract.verify import Citation
 
 
 @dataclass(frozen=True)

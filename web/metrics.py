@@ -38,9 +38,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from answer.record import OUTCOMES, STATES
-from answer.result import Answer
-from answer.verify import QUOTE_KINDS
+from answer.contract.record import OUTCOMES, STATES
+from answer.contract.result import Answer
+from answer.contract.verify import QUOTE_KINDS
 from retrieval.protocols import StoreReader
 
 from .state import state_of

@@ -46,7 +46,7 @@ class Line:
 
 
 def lines(text: str) -> list[Line]:
-    """Every line of `text`, classified like answer/spans.py reads blocks: fences, tables, lists, headings, prose."""
+    """Every line of `text`, classified like answer/contract/spans.py reads blocks: fences, tables, lists, headings, prose."""
     raw: list[Line] = []
     offset, fence = 0, ""
     for line in text.split("\n"):

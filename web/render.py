@@ -20,8 +20,7 @@ from typing import Any, Literal
 
 from markupsafe import Markup, escape
 
-from answer.followup import Rewrite
-from answer.record import (
+from answer.contract.record import (
     DEGRADED,
     DISAGREE,
     REFUSED,
@@ -32,10 +31,11 @@ from answer.record import (
     UnverifiedPolicy,
     display,
 )
-from answer.result import Answer
-from answer.support import Status
-from answer.verify import Citation, Claim, text_fragment
-from answer.written import Written, passages_of
+from answer.contract.result import Answer
+from answer.contract.support import Status
+from answer.contract.verify import Citation, Claim, text_fragment
+from answer.contract.written import Written, passages_of
+from answer.followup import Rewrite
 from ingest.mdx import FENCE_LINE
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet

@@ -18,8 +18,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
+from answer.contract.result import Answer
 from answer.pipeline import Done, Retrieved, Shown, Writing
-from answer.result import Answer
 from retrieval.search import RetrievalSet
 from retrieval.viewer import Viewer
 

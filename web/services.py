@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from answer.contract.result import Answer
 from answer.followup import Rewrite, rewrite
 from answer.log.protocol import AnswerLog
 from answer.pipeline import Answerer
 from answer.reports.gap_index import QuestionIndex
-from answer.result import Answer
 from answer.services import Components, components_for, open_audit
 from answer.suggest import suggest
 from ingest.corpus import Corpus, load_corpus

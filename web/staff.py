@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from answer.contract.record import STATES, AnswerRecord, attempt_json
 from answer.errors import AnswerLogError
 from answer.log.protocol import LogRow
-from answer.record import STATES, AnswerRecord, attempt_json
 from answer.reports.gaps import GapReport, gap_report, parse_since
 from answer.reports.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 

@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from answer.contract.result import Answer
 from answer.followup import Rewrite
-from answer.result import Answer
 from retrieval.viewer import Viewer
 from web.settings import Settings
 

@@ -26,12 +26,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from answer.contract.record import AnswerRecord
+from answer.contract.result import Answer
 from answer.errors import AnswerLogDamagedError, AnswerLogError
 from answer.followup import Turn
 from answer.log.protocol import AnswerLog, TurnRow
-from answer.record import AnswerRecord
 from answer.restore import restore
-from answer.result import Answer
 from ingest.documents import Chunk
 from retrieval.protocols import StoreReader
 from retrieval.viewer import Viewer

@@ -37,7 +37,7 @@ from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
-from ..spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
+from ..contract.spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary

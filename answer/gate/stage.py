@@ -27,8 +27,8 @@ from ingest.context_sentences import asks_history, is_history
 from ingest.text import key_terms, lexical_terms
 from retrieval.search import Hit, RetrievalSet
 
-from ..findings import Finding
-from ..verify import DIRECT, SUPPORTING, Claim
+from ..contract.findings import Finding
+from ..contract.verify import DIRECT, SUPPORTING, Claim
 from .confidence import confidence, signals
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit

@@ -24,7 +24,7 @@ from typing import Any
 
 from retrieval.search import RetrievalSet
 
-from ..draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
+from ..contract.draft import DRAFT_SCHEMA, Draft, DraftClaim, PartialClaim, parse_draft
 from ..errors import DraftFormatError, GeneratorError
 from .incremental import ClaimScanner
 from .pointing import parse_pointed

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..contract.support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker
 from ..errors import AnswerError
-from ..support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker
 from .prompt import escape_text
 
 log = logging.getLogger(__name__)

@@ -24,10 +24,10 @@ from typing import Any
 
 from retrieval.search import Hit
 
-from ..draft import Draft, decode_reply, draft_from_dict
+from ..contract.draft import Draft, decode_reply, draft_from_dict
+from ..contract.spans import MAX_INTRODUCED_CHARS, blocks, introduced_block, units
+from ..contract.verify import states_something
 from ..errors import DraftFormatError
-from ..spans import MAX_INTRODUCED_CHARS, blocks, introduced_block, units
-from ..verify import states_something
 
 MAX_CLAIMS = 3
 MAX_SENTENCES = 3

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from retrieval.search import Hit, RetrievalSet
 
-from ..draft import DRAFT_SCHEMA
+from ..contract.draft import DRAFT_SCHEMA
 from . import pointing
 from .pointing import Pointed
 

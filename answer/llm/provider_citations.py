@@ -34,9 +34,9 @@ from typing import Any
 from ingest.documents import Chunk
 from retrieval.search import RetrievalSet
 
-from ..draft import Draft, DraftClaim, Quote
+from ..contract.draft import Draft, DraftClaim, Quote
+from ..contract.written import DECLINED, Passage
 from ..errors import DraftFormatError
-from ..written import DECLINED, Passage
 from .client import WRITE_MAX_TOKENS, LiteLLMGenerator, import_litellm
 from .prompt import DEFAULT_BUDGET_TOKENS, escape_text, pack_passages, retry_feedback
 

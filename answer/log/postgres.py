@@ -30,9 +30,9 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ..contract.record import REFUSED, UNVERIFIED, AnswerRecord, from_json
+from ..contract.result import Answer
 from ..errors import AnswerLogError, AuditUnreachableError, SecretError
-from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
-from ..result import Answer
 from . import queries
 from .postgres_schema import migrate
 from .protocol import (

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..record import AnswerRecord, State, from_json
-from ..result import Answer
+from ..contract.record import AnswerRecord, State, from_json
+from ..contract.result import Answer
 from .ratelimit import Limiter
 
 RATINGS = ("up", "down")

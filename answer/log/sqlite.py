@@ -32,9 +32,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..contract.record import REFUSED, UNVERIFIED, AnswerRecord, from_json
+from ..contract.result import Answer
 from ..errors import AnswerLogDamagedError, AnswerLogError
-from ..record import REFUSED, UNVERIFIED, AnswerRecord, from_json
-from ..result import Answer
 from . import queries
 from .damage import is_damage, scan
 from .protocol import (

@@ -36,9 +36,9 @@ import numpy as np
 from retrieval.embedder import Embedder
 from retrieval.protocols import StoreReader
 
+from ..contract.record import REFUSED, RELATED, UNVERIFIED, State
 from ..errors import AnswerLogError
 from ..log.protocol import AnswerLog, GapRow
-from ..record import REFUSED, RELATED, UNVERIFIED, State
 from .clusters import THRESHOLD, central, cluster
 from .readable import fully_readable, live_hashes, needs_lookup
 from .redaction import redact

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from retrieval.protocols import StoreReader
 
-from ..record import AnswerRecord
+from ..contract.record import AnswerRecord
 
 
 def readable_handles(record: AnswerRecord, groups: frozenset[str], live: dict[str, str]) -> set[str]:

@@ -120,10 +120,10 @@ def bench_index(content: Path, work: Path, embedder: Any) -> tuple[dict[str, Any
 
 
 def bench_query(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
-    from answer.draft import Draft, DraftClaim, Quote
+    from answer.contract.draft import Draft, DraftClaim, Quote
+    from answer.contract.verify import verify
     from answer.generate import ExtractiveGenerator
     from answer.pipeline import Answerer
-    from answer.verify import verify
     from retrieval.services import open_retriever
     from retrieval.viewer import Viewer
     from web.settings import Settings

@@ -90,7 +90,7 @@ class Unverifiable:
     name = "scripted-unverifiable"
 
     def draft(self, question, rset, *, feedback=()):  # noqa: ANN001, ANN201
-        from answer.draft import parse_draft
+        from answer.contract.draft import parse_draft
 
         claims = [{"quotes": [{"handle": h.handle, "quote": "the docs promise delivery in under one second, always"}],
                    "claim": "Deliveries always take less than a second."} for h in rset.hits[:1]]
@@ -110,7 +110,7 @@ class Refuser:
     name = "scripted-refuser"
 
     def draft(self, question, rset, *, feedback=()):  # noqa: ANN001, ANN201
-        from answer.draft import parse_draft
+        from answer.contract.draft import parse_draft
 
         return parse_draft(json.dumps({"refused": True, "claims": []}))
 

@@ -202,7 +202,7 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
 
 def calibrate(settings: Any, *, llm_judge: bool) -> dict[str, Any]:
     """The support checker's confusion matrix on the labelled pairs (and the optional LLM judge's agreement)."""
-    from answer.support import DeterministicChecker
+    from answer.contract.support import DeterministicChecker
 
     pairs = load_jsonl(HERE / "calibration.jsonl")
     judges = {"deterministic": confusion(DeterministicChecker(), pairs)}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from answer.draft import Draft, DraftClaim, Quote
+from answer.contract.draft import Draft, DraftClaim, Quote
+from answer.contract.spans import units
 from answer.gate.features import cosine
-from answer.spans import units
 from retrieval.search import RetrievalSet
 
 

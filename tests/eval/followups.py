@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from answer.contract.result import Answer
 from answer.followup import Condenser, Turn, rewrite
 from answer.pipeline import Answerer
-from answer.result import Answer
 from retrieval.viewer import Viewer
 
 

@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from answer.contract.result import Answer
+from answer.contract.support import DeterministicChecker
 from answer.pipeline import Answerer, Done, Shown
-from answer.result import Answer
-from answer.support import DeterministicChecker
 from ingest.normalize import normalize
 from retrieval.viewer import Viewer
 
@@ -184,7 +184,7 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
 def written_metrics(rows: list[Row], answers: list[Answer]) -> dict[str, Any]:
     """With a writer: how many Answers got a written answer, how many state the gold fact, what was dropped, how long.
 
-    A shown sentence passed the support checker against the quotes it names (answer/written.py), so "supported"
+    A shown sentence passed the support checker against the quotes it names (answer/contract/written.py), so "supported"
     is not measured again here; "gold" is a shown sentence resting on the quote that holds the gold fact.
     """
     asked = [(r, a) for r, a in zip(rows, answers, strict=True) if a.written is not None]

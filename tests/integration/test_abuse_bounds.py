@@ -16,7 +16,7 @@ import time
 import httpx
 import pytest
 
-from answer.draft import Draft
+from answer.contract.draft import Draft
 from answer.generate import ExtractiveGenerator
 from answer.log.ratelimit import Rate
 from answer.log.sqlite import SQLiteAnswerLog

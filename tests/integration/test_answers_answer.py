@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from answer.draft import Draft
+from answer.contract.draft import Draft
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
 from answer.services import build_judge

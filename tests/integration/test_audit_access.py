@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answer.draft import parse_draft
+from answer.contract.draft import parse_draft
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from ingest.documents import PUBLIC

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from answer.draft import parse_draft
+from answer.contract.draft import parse_draft
+from answer.contract.verify import verify
 from answer.llm.judge import LLMJudge
-from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
+from answer.contract.record import from_json, to_json
 from answer.gate import Judgement
 from answer.llm.client import LiteLLMGenerator
 from answer.pipeline import Answerer
-from answer.record import from_json, to_json
 from tests.fakes import make_chunk
 from tests.integration.test_llm_adversarial import ANON, FixedRetriever, draft
 from tests.scripted_llm import ScriptedLLM

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from answer.contract.support import DeterministicChecker
 from answer.llm.local_server import SERVER_ENV
 from answer.llm.response_format import FORMATS
 from answer.log.sqlite import SQLiteAnswerLog
 from answer.pipeline import Answerer
 from answer.services import build_generator, build_judge, build_writer, local_llm
 from answer.settings import AnswerSettings
-from answer.support import DeterministicChecker
 from ingest.site import load_site_config
 from retrieval.search import HybridRetriever
 from retrieval.viewer import Viewer

@@ -250,12 +250,12 @@ def test_verified_but_beside_the_point_citations_meet_the_answer_gate(provider):
 # -- the written answer (LLM_ROLE=write): the provider cites the shown quotes, the checker decides -----------------
 
 def write(server, question="How long are refunds available?"):  # noqa: ANN001, ANN201
+    from answer.contract.support import DeterministicChecker
+    from answer.contract.written import Writer
     from answer.gate import AnswerGate
     from answer.gate.features import AnswerExtractor
     from answer.generate import ExtractiveGenerator
     from answer.llm.provider_citations import CitedWriting
-    from answer.support import DeterministicChecker
-    from answer.written import Writer
 
     client = LiteLLMGenerator(MODELS[server.wire], api_base=server.url, api_key="x", timeout=5.0, max_retries=0)
     gate = AnswerGate(AnswerExtractor())

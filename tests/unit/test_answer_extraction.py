@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from answer.draft import Draft, DraftClaim, Quote
+from answer.contract.draft import Draft, DraftClaim, Quote
+from answer.contract.spans import ITEM, ROW, is_table_row, table_header, units
+from answer.contract.verify import verify
 from answer.gate import AnswerGate, Thresholds, Weights
 from answer.gate.features import AnswerExtractor, Scored, Span, spans_of, type_fit
 from answer.gate.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
 from answer.gate.stage import names, supports_in_order
 from answer.gate.vocabulary import Vocabulary
-from answer.spans import ITEM, ROW, is_table_row, table_header, units
-from answer.verify import verify
 from ingest.text import stem
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from answer.draft import Draft, DraftClaim, Quote
+from answer.contract.draft import Draft, DraftClaim, Quote
+from answer.contract.spans import introduced_block, units
+from answer.contract.verify import text_fragment, verify
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.conflicts import amounts, disagree
 from answer.gate.features import AnswerExtractor, coverage, spans_of
-from answer.spans import introduced_block, units
-from answer.verify import text_fragment, verify
 from ingest.context_sentences import asks_history, is_history, is_navigation
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

@@ -98,7 +98,7 @@ def test_show_unknown_id_is_an_error_exit(tmp_path, capsys):
 
 
 def test_the_record_reads_back_as_it_was_written(make_log):
-    from answer.record import from_json, to_json
+    from answer.contract.record import from_json, to_json
 
     audit = make_log()
     answer, _ = ask(audit)

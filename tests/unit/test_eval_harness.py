@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 
-from answer.support import DeterministicChecker
+from answer.contract.support import DeterministicChecker
 from tests.eval.__main__ import HERE, check_thresholds, confusion, grade, load_jsonl, subset
 from tests.eval.grounding import _overlap
 

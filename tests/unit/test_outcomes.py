@@ -10,13 +10,13 @@ mention is still "not in the docs", with no passage offered.
 
 from __future__ import annotations
 
+from answer.contract.record import from_json, outcome_of, to_json
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.confidence import confidence, signals
 from answer.gate.features import AnswerExtractor
 from answer.gate.weights import Confidence
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
-from answer.record import from_json, outcome_of, to_json
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk

@@ -149,9 +149,9 @@ def test_the_browsed_docs_version_reaches_retrieval():
 def test_support_judge_setting_selects_the_checker():
     import pytest
 
+    from answer.contract.support import DeterministicChecker
     from answer.llm.judge import LLMJudge
     from answer.services import build_checker
-    from answer.support import DeterministicChecker
     from web.settings import Settings
 
     assert isinstance(build_checker(Settings.from_env({}, dotenv=False)), DeterministicChecker)

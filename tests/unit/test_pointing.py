@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from answer.contract.verify import verify
 from answer.errors import DraftFormatError
 from answer.llm.pointing import numbered_text, parse_pointed, point_schema
 from answer.llm.prompt import build_prompt
-from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUNDS, make_chunk

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from answer.draft import DRAFT_SCHEMA
+from answer.contract.draft import DRAFT_SCHEMA
 from answer.llm.prompt import approx_tokens, build_prompt, escape_text, render_passage
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -85,8 +85,8 @@ def test_retry_prompt_appends_the_verifier_problems():
 
 
 def test_a_quote_copied_from_an_escaped_passage_still_verifies():
-    from answer.draft import Draft, DraftClaim, Quote
-    from answer.verify import verify
+    from answer.contract.draft import Draft, DraftClaim, Quote
+    from answer.contract.verify import verify
 
     chunk = make_chunk("x/y", "z", "Embed the widget with <passage-widget id=1> in your page template.")
     retrieved = rset([chunk])

@@ -11,6 +11,8 @@ from dataclasses import replace
 
 import pytest
 
+from answer.contract.support import DeterministicChecker
+from answer.contract.verify import verify
 from answer.errors import DraftFormatError
 from answer.generate import ExtractiveGenerator
 from answer.llm.client import LiteLLMGenerator
@@ -27,8 +29,6 @@ from answer.llm.provider_citations import (
     request_messages,
 )
 from answer.services import build_generator, build_writer
-from answer.support import DeterministicChecker
-from answer.verify import verify
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import LIMITS, REFUND_TEXT, REFUNDS, make_chunk

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from answer.draft import Draft, DraftClaim, Quote
+from answer.contract.draft import Draft, DraftClaim, Quote
+from answer.contract.spans import units
+from answer.contract.verify import verify
 from answer.gate.features import spans_of
-from answer.spans import units
-from answer.verify import verify
 from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 import pytest
 from starlette.testclient import TestClient
 
-from answer.draft import parse_draft
+from answer.contract.draft import parse_draft
+from answer.contract.verify import Citation, Claim
 from answer.pipeline import Answerer
-from answer.verify import Citation, Claim
 from ingest.inline import render_inline
 from ingest.site import SiteConfig
 from retrieval.search import DenseRetriever, renumber

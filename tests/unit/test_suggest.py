@@ -48,8 +48,8 @@ class Finds:
 
 
 def _answer(*hits):  # noqa: ANN002, ANN202
-    from answer.result import Answer
-    from answer.verify import Citation, Claim
+    from answer.contract.result import Answer
+    from answer.contract.verify import Citation, Claim
 
     rset = renumber("How many times is a delivery retried?", ANON, [(h, 1.0) for h in hits])
     cite = Citation("c1", RETRIES.id, RETRIES.text, 0, len(RETRIES.text), RETRIES.url, RETRIES.url, "Retries",

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from answer.contract.support import DeterministicChecker
 from answer.errors import GeneratorError
 from answer.llm.judge import LLMJudge
-from answer.support import DeterministicChecker
 
 QUOTE = "Refunds are available within 14 days of the charge."
 
@@ -65,7 +65,7 @@ def test_judge_sees_quotes_as_escaped_evidence():
 
 
 def test_same_value_with_another_unit_of_the_same_kind_is_a_contradiction():
-    from answer.support import DeterministicChecker
+    from answer.contract.support import DeterministicChecker
 
     quote = ["By default, API keys expire 90 days after they are created."]
     assert DeterministicChecker().check("API keys expire after 90 hours by default.", quote).status == "unsupported"

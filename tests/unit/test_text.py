@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from answer.support import DeterministicChecker
+from answer.contract.support import DeterministicChecker
 from ingest.dedupe import find_duplicates
 from ingest.text import NEGATION_WORDS, NEGATIONS, has_negation, plain_words, shingles, stem
 from retrieval.provision import DEFAULT_MODEL_NAME, is_default_model, recorded_model_id

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answer.draft import Draft, DraftClaim, Quote, parse_draft
-from answer.support import UNSUPPORTED, DeterministicChecker
-from answer.verify import MIN_QUOTE_CHARS, verify
+from answer.contract.draft import Draft, DraftClaim, Quote, parse_draft
+from answer.contract.support import UNSUPPORTED, DeterministicChecker
+from answer.contract.verify import MIN_QUOTE_CHARS, verify
 from ingest.normalize import find_quote, normalize_quote
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -190,7 +190,7 @@ def test_every_surviving_citation_resolves_matches_and_is_readable(case):
 
 
 def test_text_fragment_matches_rendered_text_not_markdown():
-    from answer.verify import text_fragment
+    from answer.contract.verify import text_fragment
 
     # Rendered pages show `FD-4131` as code without backticks; '-' has a meaning in the directive.
     assert text_fragment("rejected with error `FD-4131`") == ":~:text=rejected%20with%20error%20FD%2D4131"

@@ -330,7 +330,7 @@ def test_every_response_carries_the_security_headers():
 
 
 def test_a_citation_that_does_not_resolve_in_this_turns_retrieval_set_is_never_rendered():
-    from answer.verify import Citation, Claim
+    from answer.contract.verify import Citation, Claim
     from ingest.site import SiteConfig
     from retrieval.search import renumber
     from retrieval.viewer import Viewer
@@ -352,7 +352,7 @@ def test_a_citation_that_does_not_resolve_in_this_turns_retrieval_set_is_never_r
 
 
 def test_the_side_panel_passes_the_same_gate_as_the_chips():
-    from answer.verify import Citation, Claim
+    from answer.contract.verify import Citation, Claim
     from ingest.site import SiteConfig
     from retrieval.search import renumber
     from retrieval.viewer import Viewer
@@ -373,7 +373,7 @@ def test_a_chip_and_its_source_name_the_section_the_quote_resolved_to_not_the_re
     """A restored answer's record may carry a title, headings or version the page has since changed."""
     from dataclasses import replace
 
-    from answer.verify import Citation, Claim
+    from answer.contract.verify import Citation, Claim
     from ingest.site import SiteConfig
     from retrieval.search import renumber
     from retrieval.viewer import Viewer

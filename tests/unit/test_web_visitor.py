@@ -112,10 +112,10 @@ def test_the_askers_own_reload_is_rebuilt_after_a_reingest_restricted_its_source
 
 def test_a_rebuilt_turn_resolves_every_citation_against_the_live_chunk():
     record_rset = RetrievalSet("r", "q", Viewer.anonymous(), (Hit("c1", REFUNDS, 1.0),))
-    from answer.record import from_json
+    from answer.contract.record import from_json
+    from answer.contract.result import Answer
+    from answer.contract.verify import Citation, Claim
     from answer.restore import restore
-    from answer.result import Answer
-    from answer.verify import Citation, Claim
 
     start = REFUNDS.text.index(QUOTE)
     cite = Citation("c1", REFUNDS.id, QUOTE, start, start + len(QUOTE), "", "", "Refunds", ("Refund windows",), "2.4", REFUNDS.hash)

@@ -7,14 +7,14 @@ and the pipeline are the real ones.
 
 from __future__ import annotations
 
+from answer.contract.record import from_json, to_json
+from answer.contract.support import DeterministicChecker
+from answer.contract.written import DECLINED, Passage, Writer, passages_of, prompt, read_reply
 from answer.errors import GeneratorError
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.features import AnswerExtractor
 from answer.generate import ExtractiveGenerator
 from answer.pipeline import Answerer
-from answer.record import from_json, to_json
-from answer.support import DeterministicChecker
-from answer.written import DECLINED, Passage, Writer, passages_of, prompt, read_reply
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
@@ -246,8 +246,8 @@ def test_a_model_that_fails_leaves_the_quotes_with_a_quiet_note_and_the_audit_sh
 
 
 def test_a_sentence_resting_on_a_claims_second_quote_links_that_quote_not_the_first():
-    from answer.result import Answer
-    from answer.verify import Citation, Claim
+    from answer.contract.result import Answer
+    from answer.contract.verify import Citation, Claim
     from ingest.site import SiteConfig
     from web.render import turn_view
 

@@ -224,7 +224,7 @@ class Writer:
 
     def write(self, question: str, claims: Sequence[Claim], thread: Sequence[str] = ()) -> Written:
         """The checked written answer for these shown claims; a model failure is recorded, never raised."""
-        from .errors import DraftFormatError, GeneratorError
+        from ..errors import DraftFormatError, GeneratorError
 
         passages = passages_of(claims)
         if not passages:

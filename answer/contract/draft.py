@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import DraftFormatError
+from ..errors import DraftFormatError
 
 DRAFT_SCHEMA: dict[str, Any] = {
     "type": "object",
