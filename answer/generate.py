@@ -22,6 +22,7 @@ from retrieval.search import RetrievalSet
 from .contract.draft import Draft, DraftClaim, PartialClaim, Quote
 from .gate import AnswerGate
 from .gate.features import AnswerExtractor
+from .gate.weights import MAX_QUOTES
 
 
 class Generator(Protocol):
@@ -46,7 +47,7 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, embedder: Embedder | None = None, *, judge: AnswerGate | None = None, max_claims: int = 3) -> None:
+    def __init__(self, embedder: Embedder | None = None, *, judge: AnswerGate | None = None, max_claims: int = MAX_QUOTES) -> None:
         self.judge = judge or AnswerGate(AnswerExtractor(embedder))
         self.max_claims = max_claims
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ingest.text import key_terms
 from ingest.units import COUNT, SHARE, SIZE, TIME, UNITS, spellings
 
-from .weights import SAME_THING
+from .english import BOUND
+from .weights import BOUND_BEFORE, RANGE_AFTER, SAME_THING
 
 # A number and the unit it measures; units of one family are compared in one base ("30 s" = "30 seconds"), from
 # ingest/units.py; a count of anything else ("3 requests") is its own family.
@@ -35,8 +36,6 @@ class Amount:
     text: str  # as written ("30 seconds")
 
 
-_BOUND = re.compile(r"(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no more than|no less than|between|within|"
-                    r"from|under|over|[–-]|to)\s*$", re.IGNORECASE)
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z0-9]+")  # a capitalised word inside a sentence: a plan, a product
 
 
@@ -46,10 +45,10 @@ def amounts(text: str) -> list[Amount]:
     for match in _AMOUNT.finditer(text):
         number, unit = match.group(1).replace(",", ""), match.group(2).lower()
         family, factor = UNITS.get(unit, (unit.rstrip("s"), 1.0))
-        before = text[max(0, match.start() - 16):match.start()]
-        ranged = bool(re.match(r"\s*[–-]\s*\d", text[match.end():match.end() + 4]))
+        before = text[max(0, match.start() - BOUND_BEFORE):match.start()]
+        ranged = bool(re.match(r"\s*[–-]\s*\d", text[match.end():match.end() + RANGE_AFTER]))
         try:
-            found.append(Amount(family, float(number) * factor, bool(_BOUND.search(before)) or ranged, match.group(0)))
+            found.append(Amount(family, float(number) * factor, bool(BOUND.search(before)) or ranged, match.group(0)))
         except ValueError:
             continue
     return found

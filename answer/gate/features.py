@@ -38,6 +38,7 @@ from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from ..contract.spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
+from .english import LEANS_BACK
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
@@ -210,7 +211,6 @@ class AnswerExtractor:
         return bool(span.version and wanted and span.version not in wanted)
 
 
-
 def spans_of(hit: Hit, rank: int) -> list[Span]:
     """Candidate spans of one hit: one to three consecutive units of the same paragraph or list (a table row alone).
 
@@ -244,15 +244,9 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     return out
 
 
-# Openers that point back at the sentence before: alone, the quote says the opposite of the page or nothing.
-_LEANS_BACK = re.compile(r"^(?:\*\*)?(?:however|but|otherwise|instead|conversely|still|even so|in (?:that|this|either) case|"
-                         r"if (?:so|not)|on other|for other|other|unlike|as a result|therefore|thus|this|that|these|those|"
-                         r"they|it|such|then|both|neither)\b", re.IGNORECASE)
-
-
 def leans_back(unit: Unit) -> bool:
     """True for a sentence that reads only after the one before it ("Otherwise, …", "On other plans, …")."""
-    return bool(_LEANS_BACK.match(unit.text))
+    return bool(LEANS_BACK.match(unit.text))
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:

@@ -16,6 +16,18 @@ from typing import Literal
 
 from ingest.text import ASKING, TERM_STOPWORDS, is_hyphened_word, key_terms
 
+from .english import (
+    ASKS_A_MEASURE,
+    ASKS_DEFAULT,
+    ASKS_HOW_MANY,
+    ASKS_HOWTO,
+    ASKS_QUANTITY,
+    ASKS_REASON,
+    ASKS_YES_NO,
+    SECOND_ASK,
+)
+from .weights import PART_WORDS
+
 # What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
 Kind = Literal["quantity", "default", "yes-no", "how-to", "reason", "open"]
 QUANTITY: Kind = "quantity"
@@ -25,26 +37,9 @@ HOWTO: Kind = "how-to"
 REASON: Kind = "reason"
 OPEN: Kind = "open"
 
-_QUANTITY = re.compile(
-    r"\b(how (many|much|long|often|big|large|fast|soon|far|old|frequently)|what('s| is)? the (max|maximum|min|minimum|"
-    r"limit|size|number|amount|percentage|price|cost|timeout|duration|length)|at (most|least)|up to|"
-    r"max(imum)?|min(imum)?|which port|what port|how quickly|by when|until when|what deadline)\b", re.IGNORECASE)
-# "What size is the viewport if I never call cy.viewport?" asks for the default as surely as "default" does.
-_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b|"
-                      r"\b(?:if|when|unless) (?:i|we|you) (?:never|don't|do not|haven't|have not) (?:call|set|specify|pass|"
-                      r"configure|change|provide|give|touch|override)\b|"
-                      r"\bwithout (?:setting|specifying|passing|configuring|changing|calling|providing|overriding)\b",
-                      re.IGNORECASE)
-_HOWTO = re.compile(
-    r"^\s*(how (do|can|should|would) (i|we|you|one)|how to|what (do|can|should) (i|we) do|what steps|"
-    r"steps to|where do i|is there a way to)\b|\bwhat can we do\b|\bany idea\b", re.IGNORECASE)
-_REASON = re.compile(r"^\s*why\b|\bwhat (happened|went wrong|causes|caused)\b|\bwhat am i doing wrong\b", re.IGNORECASE)
-_YESNO = re.compile(
-    r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
 # Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301"): a sentence naming them is about them.
 _IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d+(?:\.\d+)*)(?![\w])")
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|\b(\d+\.\d+)\b", re.IGNORECASE)
-
 
 
 @dataclass(frozen=True)
@@ -64,7 +59,6 @@ class Question:
         return self.kind == QUANTITY
 
 
-_INTERROGATIVE = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many ((?:[a-z][\w-]*\s+)*[a-z][\w-]*)", re.IGNORECASE)
 _CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
 
@@ -76,7 +70,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[
     there, while "non-payment" or "built-in" is an English word a span must not score as naming code.
     """
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
-    plain = _INTERROGATIVE.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
+    plain = ASKS_HOW_MANY.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
     terms = frozenset(key_terms(plain))
     focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in TERM_STOPWORDS)
     idents = frozenset(
@@ -107,32 +101,24 @@ def counted_noun(text: str) -> str:
     return phrase[-1] if phrase else ""
 
 
-_MEASURE_ASKED = re.compile(r"\bhow (long|much|big|large|often|soon|far|old)\b|\bwhen\b", re.IGNORECASE)
-
-
 def asks_a_measure(text: str) -> bool:
     """True when a question asks how long, how big or when ("…, and for how long?"): a duration can answer it."""
-    return bool(_MEASURE_ASKED.search(text))
+    return bool(ASKS_A_MEASURE.search(text))
 
 
 def _kind(text: str) -> Kind:
     asked = asked_sentence(text)
-    if _DEFAULT.search(asked):
+    if ASKS_DEFAULT.search(asked):
         return DEFAULT
-    if _QUANTITY.search(asked):
+    if ASKS_QUANTITY.search(asked):
         return QUANTITY
-    if _HOWTO.search(asked):
+    if ASKS_HOWTO.search(asked):
         return HOWTO
-    if _REASON.search(asked):
+    if ASKS_REASON.search(asked):
         return REASON
-    if _YESNO.search(asked):
+    if ASKS_YES_NO.search(asked):
         return YESNO
     return OPEN
-
-
-# "…, and what/how/can …?": one sentence asking a second question, which needs an answer of its own.
-_SECOND_ASK = re.compile(r",?\s+and\s+(?=(?:what|which|how|when|where|why|who|can|could|does|do|did|is|are|will|would|"
-                         r"should|may)\b)", re.IGNORECASE)
 
 
 def question_parts(text: str) -> list[str]:
@@ -143,8 +129,8 @@ def question_parts(text: str) -> list[str]:
     before the asking one ("One build records twice. Which package …, and how do I …?").
     """
     asked = asked_sentence(text)
-    pieces = [p.strip(" ,?") for p in _SECOND_ASK.split(asked)]
-    if len(pieces) < 2 or any(len(p.split()) < 3 for p in pieces):
+    pieces = [p.strip(" ,?") for p in SECOND_ASK.split(asked)]
+    if len(pieces) < 2 or any(len(p.split()) < PART_WORDS for p in pieces):
         return [text]
     context = text[: text.rfind(asked)].strip()
     return [f"{context} {p[0].upper()}{p[1:]}?".strip() for p in pieces]

@@ -16,27 +16,10 @@ import re
 from ingest.text import key_terms
 from ingest.units import MEASURING, spellings
 
+from .english import CAUSE, COUNTING_WORDS, FAILS_WHEN, NO_LIMIT, NUMBER_WORD, POLARITY, ROUND_THE_CLOCK, STATES_DEFAULT
 from .question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, Kind
 
-_POLARITY = re.compile(r"\b(not|no|never|cannot|can't|only|must|unless|except|always|supports?|supported|"
-                       r"isn't|aren't|doesn't|don't|won't)\b", re.IGNORECASE)
-_CAUSE = re.compile(r"\b(because|cause[ds]?|reason|due to|since|so that|means|result of|likely)\b", re.IGNORECASE)
-# "The command will fail if `undefined` is returned" answers "why does it fail?": a failure and its condition.
-_FAILS_WHEN = re.compile(r"\b(?:fail(?:s|ed)?|errors?|throws?|time[sd]? out|breaks?)\b[^.;:]{0,60}?\b(?:if|when|unless)\b",
-                         re.IGNORECASE)
-# "If not specified, the port is 4321." states the default without the word: what happens when nothing is given.
-_STATES_DEFAULT = re.compile(r"\bdefaults?\b|\bif (?:not|none is|no \w+ is|omitted|unset|left (?:out|empty|blank))\b|"
-                             r"\bwhen (?:not (?:set|specified|given|provided)|omitted|unset)\b|\bfalls? back (?:to|on)\b|"
-                             r"\b(?:unless|until) (?:you|it is) (?:set|specif|pass|configur|overrid)\w*", re.IGNORECASE)
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
-# "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
-_ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
-_COUNTING_WORDS = "two|three|four|five|six|seven|eight|nine|ten|twelve"  # numbers written out, as prose counts
-_NUMBER_WORD = re.compile(rf"\b({_COUNTING_WORDS}|twice|once|unlimited|no limit)\b",
-                          re.IGNORECASE)
-# "There is no explicit file size limit" answers "Is there a maximum file size?": the amount is none.
-_NO_LIMIT = re.compile(r"\b(?:no|without(?: an?| any)?)(?:\s+[\w-]+){0,3}?\s+(?:limits?|maximum|max|cap|quota|ceiling)\b|"
-                       r"\b(?:is|are)\s+not\s+(?:limited|capped)\b", re.IGNORECASE)
 
 
 def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", heading: str = "") -> int:
@@ -50,18 +33,18 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", he
     if kind == QUANTITY:
         return 1 if states_quantity(text) else -1
     if kind == DEFAULT:
-        return 1 if _STATES_DEFAULT.search(text) or any("default" in part.lower() for part in (header, heading)) else 0
+        return 1 if STATES_DEFAULT.search(text) or any("default" in part.lower() for part in (header, heading)) else 0
     if kind == HOWTO:
         return 1 if item else 0
     if kind == YESNO:  # the answer is the sentence that states the condition, the limit or the refusal
-        return 1 if _POLARITY.search(text) else 0
+        return 1 if POLARITY.search(text) else 0
     if kind == REASON:
-        return 1 if _CAUSE.search(text) or _FAILS_WHEN.search(text) else 0
+        return 1 if CAUSE.search(text) or FAILS_WHEN.search(text) else 0
     return 0
 
 
 # A number and the word it counts, with at most one word between: "4 times", "30 calendar days", "two seats".
-_COUNT = re.compile(rf"(?<![\w.-])(?:\d[\d,.]*|{_COUNTING_WORDS})\s+([a-z-]+)(?:\s+([a-z]+))?\b", re.IGNORECASE)
+_COUNT = re.compile(rf"(?<![\w.-])(?:\d[\d,.]*|{COUNTING_WORDS})\s+([a-z-]+)(?:\s+([a-z]+))?\b", re.IGNORECASE)
 
 
 def counts(text: str, unit: str) -> bool:
@@ -71,8 +54,8 @@ def counts(text: str, unit: str) -> bool:
 
 def states_quantity(text: str) -> bool:
     """A number that is not part of an identifier ("5 business days", "`24`", "15%"), a number word, or "no limit"."""
-    text = _ROUND_THE_CLOCK.sub(" ", text)
-    return bool(_DIGIT_OUTSIDE_NAME.search(text) or _NUMBER_WORD.search(text) or _NO_LIMIT.search(text))
+    text = ROUND_THE_CLOCK.sub(" ", text)
+    return bool(_DIGIT_OUTSIDE_NAME.search(text) or NUMBER_WORD.search(text) or NO_LIMIT.search(text))
 
 
 # Units that measure rather than count: "30 days" says how long, "5 MB" how big, never how many of a thing.

@@ -35,7 +35,7 @@ from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, ty
 from .question import Question, analyze, asks_a_measure, question_parts
 from .shape import MEASURES, counts, measures_only
 from .vocabulary import Vocabulary
-from .weights import FITTED, MAX_RELATED, Confidence, Thresholds
+from .weights import FITTED, MAX_QUOTES, MAX_RELATED, Confidence, Thresholds
 
 _NAME = re.compile(r"(?<![\w.`-])([A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|[A-Z][a-z]{2,})(?![\w`])")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
@@ -134,7 +134,8 @@ def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t
     many times will it retry?", "retries up to 4 times") in a span naming a smaller share of the rest of the
     focus (the unit it counts is no evidence of what it counts: "30 days" of a trial is not of retention).
     """
-    if question.counted and question.counted not in MEASURES and not asks_a_measure(question.text) and measures_only(span.statement):
+    counts_a_thing = question.counted and question.counted not in MEASURES and not asks_a_measure(question.text)
+    if counts_a_thing and measures_only(span.statement):
         return False  # "how many exceptions?" is not answered by "within 30 days"
     if coverage(question, span, vocabulary) >= t.quantity_focus:
         return True
@@ -285,7 +286,8 @@ class AnswerGate:
         vocabulary = self.extractor.vocabulary()
         return analyze(text, ignore=self.site_terms | vocabulary.common, code=vocabulary.code)
 
-    def pick(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> tuple[list[Scored], tuple[str, ...]]:
+    def pick(self, question: Question, rset: RetrievalSet, *,
+             max_spans: int = MAX_QUOTES) -> tuple[list[Scored], tuple[str, ...]]:
         """The extractor's best spans that pass the gate (direct answer first), or none and the reasons.
 
         A question asking two things ("…, and how …?") leads with the best passing span for each part, in the
@@ -303,18 +305,20 @@ class AnswerGate:
                 chosen.append(scored)
         direct = chosen[0]
         vocabulary = self.extractor.vocabulary()
-        rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned) and not _repeats(s, chosen)), None)  # shown beside it, whatever it scores
+        # A span stating another value for what the direct answer states is shown beside it, whatever it scores.
+        rival = next((s for s in ranked if _rivals(direct, s, rset, self.versioned) and not _repeats(s, chosen)), None)
         for scored in supports_in_order(ranked, chosen, self.extractor.weights.continues):
             if len(chosen) >= max_spans - (rival is not None):
                 break
             if scored is rival or _repeats(scored, chosen):
                 continue  # a sentence the answer already quotes (from this section or a copy elsewhere) adds nothing
-            hit = rset.get(scored.span.handle)
-            if hit is not None and supporting_verdict(question, scored, hit, direct.score, vocabulary, self.thresholds).answers:
+            verdict = supporting_verdict(question, scored, _cited(rset, scored.span.handle), direct.score, vocabulary,
+                                         self.thresholds)
+            if verdict.answers:
                 chosen.append(scored)
         return chosen[: max_spans - (rival is not None)] + ([rival] if rival is not None else []), ()
 
-    def closest(self, question: Question, rset: RetrievalSet, *, max_spans: int = 3) -> list[Scored]:
+    def closest(self, question: Question, rset: RetrievalSet, *, max_spans: int = MAX_RELATED) -> list[Scored]:
         """When nothing answers: the best span of each section that came closest, to show as Related passages.
 
         Only spans of sections about what was asked: none when the question names something the docs found
@@ -355,20 +359,23 @@ class AnswerGate:
             found += [direct] if direct is not None else []
         return found
 
-    def _direct(self, question: Question, ranked: Sequence[Scored], rset: RetrievalSet) -> tuple[Scored | None, tuple[str, ...]]:
+    def _direct(self, question: Question, ranked: Sequence[Scored],
+                rset: RetrievalSet) -> tuple[Scored | None, tuple[str, ...]]:
         """The best of the top spans that answers `question` on its own, or None and the first one's reasons."""
         vocabulary = self.extractor.vocabulary()
         focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)
         first_reasons: tuple[str, ...] = ()
-        for scored in current_first(question, ranked[: self.thresholds.direct_tries]):  # a span failing only on a name may have a neighbour that passes
-            verdict = direct_verdict(question, scored, rset.get(scored.span.handle), focus, vocabulary,  # type: ignore[arg-type]
+        # Not only the best: a span failing only on a name may have a neighbour that passes.
+        for scored in current_first(question, ranked[: self.thresholds.direct_tries]):
+            verdict = direct_verdict(question, scored, _cited(rset, scored.span.handle), focus, vocabulary,
                                      self.thresholds)
             if verdict.answers:
                 return scored, ()
             first_reasons = first_reasons or verdict.reasons
         return None, first_reasons
 
-    def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, *, committed: int = 0) -> Judgement:
+    def judge(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, *,
+              committed: int = 0) -> Judgement:
         """Order verified claims direct-first and set aside those that do not address the question.
 
         `committed`: the first claims are already on the page (streamed as the model wrote them): they stay,
@@ -389,13 +396,14 @@ class AnswerGate:
             set_aside = tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                               for i, v in enumerate(verdicts))
             near = self._near(question, claims, best, verdicts)
+            shown_aside = tuple(f for f in set_aside if f.claim is None or f.claim - 1 not in near)
             return Judgement(tuple(replace(claims[i], role=SUPPORTING) for i in near), False,
-                             verdicts[strongest].reasons, tuple(f for f in set_aside if f.claim is None or f.claim - 1 not in near),
-                             related=bool(near))
-        leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), max(passing, key=lambda i: best[i][0].order)]))
+                             verdicts[strongest].reasons, shown_aside, related=bool(near))
+        strongest_passing = max(passing, key=lambda i: best[i][0].order)
+        leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), strongest_passing]))
         others = [*leads[1:], *(i for i in range(len(claims)) if i not in leads)]  # the other parts' answers next
-        judged = self._behind(question, claims, best, leads[0], [replace(claims[leads[0]], role=DIRECT)], others, rset,
-                              vocabulary, answers_a_part=leads[1:])
+        judged = self._behind(question, list(zip(claims, best, strict=True)), leads[0],
+                              [replace(claims[leads[0]], role=DIRECT)], others, rset, answers_a_part=leads[1:])
         return self._weigh(judged, question, best[leads[0]][0], rset)
 
     def _near(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]],
@@ -411,11 +419,13 @@ class AnswerGate:
         sure = round(self.sure(question, direct, rset), 4)
         return replace(judged, confidence=sure, related=sure < self.confidence.answer_at)
 
-    def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet, committed: int) -> Judgement:
+    def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet,
+                     committed: int) -> Judgement:
         question = self.question(question_text)
         best = self._best(question, claims, rset)
-        judged = self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)), rset,
-                              self.extractor.vocabulary(), answers_a_part=self._part_leads(question, claims, rset))
+        judged = self._behind(question, list(zip(claims, best, strict=True)), 0, list(claims[:committed]),
+                              range(committed, len(claims)), rset,
+                              answers_a_part=self._part_leads(question, claims, rset))
         return self._weigh(judged, question, best[0][0], rset)
 
     def _part_leads(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[int]:
@@ -425,15 +435,18 @@ class AnswerGate:
         for asked in self._parts(question):
             focus = RetrievedFocus.of(asked, readable_hits(rset), vocabulary)
             best = self._best(asked, claims, rset)
-            passing = [i for i, (s, h) in enumerate(best) if direct_verdict(asked, s, h, focus, vocabulary, self.thresholds).answers]
+            passing = [i for i, (s, h) in enumerate(best)
+                       if direct_verdict(asked, s, h, focus, vocabulary, self.thresholds).answers]
             if passing and (lead := max(passing, key=lambda i: best[i][0].order)) not in leads:
                 leads.append(lead)
         return leads
 
-    def _behind(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]], lead: int,
-                kept: list[Claim], others: Iterable[int], rset: RetrievalSet, vocabulary: Vocabulary, *,
+    def _behind(self, question: Question, weighed: Sequence[tuple[Claim, tuple[Scored, Hit]]], lead: int,
+                kept: list[Claim], others: Iterable[int], rset: RetrievalSet, *,
                 answers_a_part: Sequence[int] = ()) -> Judgement:
         """The claims `others` judged as support for the claim at `lead`, after those already `kept`.
+
+        `weighed` pairs each claim with its best citation's score and hit (`_best`).
 
         A claim in `answers_a_part` (the direct answer to one part of the question) stands whatever it scores
         against the whole question, and is not compared with the lead for a disagreement: the parts ask different
@@ -441,6 +454,9 @@ class AnswerGate:
         """
         set_aside: list[Finding] = []
         rivals = False
+        vocabulary = self.extractor.vocabulary()
+        claims = [claim for claim, _ in weighed]
+        best = [scored_hit for _, scored_hit in weighed]
         for i in others:
             if i in answers_a_part:
                 kept.append(replace(claims[i], role=SUPPORTING))
@@ -449,11 +465,13 @@ class AnswerGate:
                 kept.append(replace(claims[i], role=SUPPORTING))  # the docs disagree: shown too, never dropped
                 rivals = True
                 continue
-            verdict = supporting_verdict(question, best[i][0], best[i][1], best[lead][0].score, vocabulary, self.thresholds)
+            scored, hit = best[i]
+            verdict = supporting_verdict(question, scored, hit, best[lead][0].score, vocabulary, self.thresholds)
             if verdict.answers:
                 kept.append(replace(claims[i], role=SUPPORTING))
             else:
-                set_aside.append(Finding(f"claim {i + 1} does not answer the question: {'; '.join(verdict.reasons)}", i + 1))
+                why = "; ".join(verdict.reasons)
+                set_aside.append(Finding(f"claim {i + 1} does not answer the question: {why}", i + 1))
         return Judgement(tuple(kept), True, (), tuple(set_aside), disagree=rivals)
 
     def _best(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[tuple[Scored, Hit]]:
@@ -464,12 +482,12 @@ class AnswerGate:
         for claim in claims:
             scored = [(next(scores), c) for c in claim.citations]
             top, citation = max(scored, key=lambda pair: pair[0].order)
-            best.append((top, rset.get(citation.handle)))  # type: ignore[arg-type]
+            best.append((top, _cited(rset, citation.handle)))
         return best
 
 
 def supports_in_order(ranked: Sequence[Scored], leads: Sequence[Scored], continues: float) -> list[Scored]:
-    """Candidate supporting spans in the order they are tried: by `order`, those of a lead's section lifted by `continues`.
+    """Candidate supporting spans in the order tried: by `order`, those of a lead's section lifted by `continues`.
 
     The leads are the spans already chosen (the direct answer, and each part's answer for a question asking
     several things). A lead's own section goes on from it ("A new endpoint does not receive events that happened
@@ -535,3 +553,11 @@ def _same_words(a: Scored, b: Scored) -> bool:
 
 def _overlaps(a: Scored, b: Scored) -> bool:
     return a.span.handle == b.span.handle and a.span.start < b.span.end and b.span.start < a.span.end
+
+
+def _cited(rset: RetrievalSet, handle: str) -> Hit:
+    """The hit a candidate span or a verified citation names: it is in this set, or the caller has a bug."""
+    hit = rset.get(handle)
+    if hit is None:
+        raise LookupError(f"{handle} names no section of retrieval set {rset.id}")
+    return hit

@@ -50,6 +50,10 @@ TOP_HITS = 6  # retrieved sections whose spans are candidates
 MAX_UNITS = 3  # sentences one candidate span may join (items and table rows stand alone)
 SUBJECT_SHARE = 0.5  # a focus term more than this share of the retrieved sections use is the subject they share
 COMMON_SHARE = 0.3  # a term on more than this share of all chunks is the site's subject, never a question's focus
+MAX_QUOTES = 3  # spans an Answer quotes: the direct answer, its support and a rival value, if any
+PART_WORDS = 3  # words each part of "…, and …?" needs to be a question of its own
+BOUND_BEFORE = 16  # characters before an amount read for "up to", "at most": a limit, not the value itself
+RANGE_AFTER = 4  # characters after an amount read for a range's dash ("5–30 s")
 MAX_RELATED = 3  # Related passages shown when nothing answers: the best span of each of the closest sections
 SAME_THING = 0.75  # two amounts disagree only when this share of the shorter quote's key terms is in the other too
 
