@@ -9,6 +9,7 @@ body is recorded so tests can read the prompts the model was shown.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -169,6 +170,29 @@ class ScriptedLLM(ScriptedServer):
     def prompts(self) -> list[str]:
         """The concatenated message contents of each request, in order."""
         return ["\n".join(m.get("content") or "" for m in body.get("messages", [])) for body in self.requests]
+
+
+# A passage as the prompt shows it to the model: its handle and its text (answer/llm/prompt.py writes them).
+_PASSAGE = re.compile(r'<passage handle="(c\d+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
+
+
+def passages(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (handle, text) of each passage a chat request's user message shows the model, in order."""
+    user = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user"), "")
+    return _PASSAGE.findall(user)
+
+
+def quoted(request: dict[str, Any], pattern: re.Pattern[str] | str) -> tuple[str, str]:
+    """The handle of the first passage `pattern` is found in, and the text it matches there: a quote a script can cite."""
+    return next((h, m.group(0)) for h, text in passages(request) if (m := re.search(pattern, text)))
+
+
+class HoldingLLM(ScriptedLLM):
+    """A scripted model whose replies may stop part-way (`Reply.hold=self.go_on`) until the test lets them go on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go_on = threading.Event()
 
 
 def _completion(text: str | None, model: str) -> dict[str, Any]:

@@ -107,10 +107,7 @@ def _listed(words: Sequence[str]) -> str:
 def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: RetrievedFocus, vocabulary: Vocabulary,
                    t: Thresholds) -> Verdict:
     """Does this span answer the question on its own? `focus` is `RetrievedFocus.of` this retrieval set."""
-    reasons: list[str] = []
-    unnamed = unnamed_in(question, hit, vocabulary)
-    if unnamed:
-        reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+    reasons = _unnamed_reasons(question, hit, vocabulary)
     sibling = names_a_sibling(question, scored.span.statement) or focus.release
     if sibling:
         reasons.append(sibling)
@@ -146,15 +143,18 @@ def _quantity_of_focus(question: Question, span: Span, vocabulary: Vocabulary, t
 def supporting_verdict(question: Question, scored: Scored, hit: Hit, best: float, vocabulary: Vocabulary,
                        t: Thresholds) -> Verdict:
     """May this span stand after the direct answer? It must be nearly as relevant and name what it is about."""
-    reasons: list[str] = []
-    unnamed = unnamed_in(question, hit, vocabulary)
-    if unnamed:
-        reasons.append(f"the cited section never mentions {', '.join(unnamed)}")
+    reasons = _unnamed_reasons(question, hit, vocabulary)
     if scored.score < max(t.support_floor, best - t.support_within):
         reasons.append(f"less relevant than the direct answer (score {scored.score:.2f}, best {best:.2f})")
     elif not names_focus(question, scored.span.text):
         reasons.append("the quote itself names nothing the question asks about")
     return Verdict(not reasons, scored.score, tuple(reasons))
+
+
+def _unnamed_reasons(question: Question, hit: Hit, vocabulary: Vocabulary) -> list[str]:
+    """The first reason of either verdict, when the question names what the cited section never mentions."""
+    unnamed = unnamed_in(question, hit, vocabulary)
+    return [f"the cited section never mentions {', '.join(unnamed)}"] if unnamed else []
 
 
 def names(question: str) -> list[str]:

@@ -38,7 +38,7 @@ from retrieval.services import open_retriever
 from retrieval.viewer import Viewer
 from tests.conftest import CONTENT, REPO
 from tests.fakes import sentences
-from tests.scripted_llm import Reply, ScriptedLLM
+from tests.scripted_llm import Reply, ScriptedLLM, passages
 from web.app import create_app
 from web.questions import read_question
 from web.settings import Settings
@@ -52,7 +52,6 @@ REPORT = REPO / "test-artifacts" / "leak-report.json"
 WORKERS = 4
 _CODE = re.compile(r"`([^`\n]{3,60})`")
 _FIGURE = re.compile(r"\$?\d[\d,.]*(?:\s?(?:%|KB|MB|GB|days|hours|minutes|requests/s|events))?")
-_PASSAGE = re.compile(r'<passage handle="(c\d+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
 _QUESTION = re.compile(r"<question>.*?</question>", re.DOTALL)
 
 
@@ -139,9 +138,8 @@ class EchoLLM(ScriptedLLM):
     """A model that quotes the first sentence of every passage it is shown: whatever reaches the prompt gets shown."""
 
     def reply_to(self, body: dict[str, Any]) -> Reply:
-        user = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
         claims = [{"quotes": [{"handle": h, "quote": s[0]}], "claim": s[0]}
-                  for h, text in _PASSAGE.findall(user) if (s := sentences(text.replace("\u200b", "")))]
+                  for h, text in passages(body) if (s := sentences(text.replace("\u200b", "")))]
         return Reply.json({"refused": not claims, "claims": claims})
 
 

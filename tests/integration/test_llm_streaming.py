@@ -9,7 +9,6 @@ point, and the finished answer starts with those same claims.
 from __future__ import annotations
 
 import json
-import re
 import threading
 
 import httpx
@@ -21,7 +20,7 @@ from retrieval.services import open_retriever
 from tests.conftest import CONTENT
 from tests.fakes import LIMITS, REFUNDS
 from tests.integration.test_llm_adversarial import ANON, REFUND_QUOTE, RETRIES, FixedRetriever
-from tests.scripted_llm import Reply, ScriptedLLM
+from tests.scripted_llm import HoldingLLM, Reply, ScriptedLLM, quoted
 from web.app import create_app
 from web.settings import Settings
 
@@ -117,29 +116,19 @@ def test_streaming_and_a_single_reply_give_the_same_answer():
     assert streamed.state == whole.state == "answered"
 
 
-class HoldingLLM(ScriptedLLM):
+class RetryCountLLM(HoldingLLM):
     """Quotes the passage it is shown that states the retry count, then holds the rest of its reply."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.go_on = threading.Event()
-
     def reply_to(self, body):  # noqa: ANN001, ANN201
-        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        handle, sentence = next((h, s.group(0)) for h, text in _PASSAGE.findall(user)
-                                if (s := re.search(r"By default a delivery gets up to[^.]*\.", text)))
-        later = next((h, s.group(0)) for h, text in _PASSAGE.findall(user)
-                     if (s := re.search(r"After the last retry fails[^.]*\.", text)))
+        handle, sentence = quoted(body, r"By default a delivery gets up to[^.]*\.")
+        later = quoted(body, r"After the last retry fails[^.]*\.")
         text = reply((handle, sentence, "A delivery gets up to 16 attempts by default."), (*later, "Then it is failed."))
         return Reply(text, hold=self.go_on, hold_after="16 attempts by default.\"}")
 
 
-_PASSAGE = re.compile(r'<passage handle="(c\d+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
-
-
 def test_the_page_stream_sends_the_verified_quote_while_the_model_is_still_writing(content_index, real_embedder, tmp_path):
     settings = Settings(content_dir=CONTENT, data_dir=tmp_path)
-    with HoldingLLM().running() as llm:
+    with RetryCountLLM().running() as llm:
         generator = LiteLLMGenerator("openai/holding", api_base=llm.url, api_key="x", timeout=30, max_retries=0)
         answerer = Answerer(open_retriever(settings, store=content_index, embedder=real_embedder), generator)
         with serve(create_app(settings, answerer=answerer, store=content_index)) as base, \

@@ -14,7 +14,6 @@ import json
 import re
 import signal
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -25,29 +24,22 @@ import pytest
 
 from tests.chroma_server import write_site
 from tests.live_server import environment, launch_web, link_models, supervised_web
-from tests.scripted_llm import Reply, ScriptedLLM
+from tests.scripted_llm import HoldingLLM, Reply, quoted
 
 pytestmark = pytest.mark.integration
 
 QUESTION = "How many times does Ferrydeck retry a failed delivery?"
 RETRY = re.compile(r"Ferrydeck retries a failed delivery up to 8 times over 24 hours\.")
 BACKOFF = re.compile(r"Each retry waits twice as long as the previous one, starting at 30 seconds\.")
-_PASSAGE = re.compile(r'<passage handle="(c\d+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
 
 
-class HoldingLLM(ScriptedLLM):
+class BackoffLLM(HoldingLLM):
     """Quotes the retry schedule, then holds the rest of its reply (the backoff claim) until let go."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.go_on = threading.Event()
-
     def reply_to(self, body):  # noqa: ANN001, ANN201
-        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-
         def quote(pattern: re.Pattern[str]) -> dict[str, str]:
-            handle, match = next((h, m) for h, text in _PASSAGE.findall(user) if (m := pattern.search(text)))
-            return {"handle": handle, "quote": match.group(0)}
+            handle, text = quoted(body, pattern)
+            return {"handle": handle, "quote": text}
 
         text = json.dumps({"claims": [
             {"quotes": [quote(RETRY)], "claim": "Ferrydeck retries a failed delivery up to 8 times."},
@@ -68,7 +60,7 @@ def accepting(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def started(tmp_path: Path, model_dir: Path, llm: HoldingLLM, stack: ExitStack, **extra: str):  # noqa: ANN201
+def started(tmp_path: Path, model_dir: Path, llm: BackoffLLM, stack: ExitStack, **extra: str):  # noqa: ANN201
     data = tmp_path / "data"
     link_models(data, model_dir)
     env = environment(write_site(tmp_path / "site"), data) | {
@@ -80,7 +72,7 @@ def started(tmp_path: Path, model_dir: Path, llm: HoldingLLM, stack: ExitStack, 
 
 
 def test_a_stopping_server_refuses_new_connections_and_finishes_the_answer_it_is_streaming(tmp_path, model_dir):
-    with HoldingLLM().running() as llm, ExitStack() as stack:
+    with BackoffLLM().running() as llm, ExitStack() as stack:
         process, url, port, log = started(tmp_path, model_dir, llm, stack)
         with httpx.Client(base_url=url, timeout=120) as client, \
                 client.stream("GET", "/ask/stream", params={"question": QUESTION}) as stream:
@@ -103,7 +95,7 @@ def test_a_stopping_server_refuses_new_connections_and_finishes_the_answer_it_is
 
 
 def test_an_answer_still_running_past_the_shutdown_timeout_is_cut_and_the_server_exits(tmp_path, model_dir):
-    with HoldingLLM().running() as llm, ExitStack() as stack:
+    with BackoffLLM().running() as llm, ExitStack() as stack:
         process, url, _, _ = started(tmp_path, model_dir, llm, stack, SHUTDOWN_TIMEOUT="2")
         try:
             with httpx.Client(base_url=url, timeout=120) as client, \

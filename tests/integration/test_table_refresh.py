@@ -5,6 +5,7 @@ generation, and a restricted chunk is never served, before or after the next tab
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,17 @@ pytestmark = pytest.mark.integration
 ANON = Viewer.anonymous()
 STAFF = Viewer.of(["staff"])
 WINDOWS = "doc:billing/refunds#refund-windows"
+QUESTION = "Annual plans can be refunded within 30 days of purchase."
+
+
+def _served_site(store: ChromaStore, tmp_path: Path) -> tuple[Path, HashEmbedder, HybridRetriever]:
+    """The test site indexed into `store` and a retriever over it, which serves the refund windows to anyone."""
+    site = write_site(tmp_path / "site")
+    embedder = HashEmbedder()
+    sync_index(load_corpus(site), store, embedder)
+    hybrid = HybridRetriever(store, embedder)
+    assert WINDOWS in [h.chunk.id for h in hybrid.search(QUESTION, ANON).hits]
+    return site, embedder, hybrid
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +54,7 @@ def store(request, tmp_path) -> ChromaStore:
 
 
 def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_one(store, tmp_path):
-    site = write_site(tmp_path / "site")
-    embedder = HashEmbedder()
-    sync_index(load_corpus(site), store, embedder)
-    hybrid = HybridRetriever(store, embedder)
-    question = "Annual plans can be refunded within 30 days of purchase."
-    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
+    site, embedder, hybrid = _served_site(store, tmp_path)
     assert hybrid.snapshot.reread == len(store.chunks())  # the first table is one whole read
     built = store.generation()
 
@@ -57,17 +64,17 @@ def test_a_reingest_rereads_only_the_edited_chunk_and_restricts_the_relabelled_o
     report = sync_index(load_corpus(site), store, embedder)
     assert report.chunks_embedded == 1
 
-    for q in (question, "refunded annual plans purchase"):  # dense and BM25 routes, before the next table is ready
+    for q in (QUESTION, "refunded annual plans purchase"):  # dense and BM25 routes, before the next table is ready
         assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
     changed = store.changes(built)  # the stamp listing: the two edited pages' rows, not the index
     assert changed is not None and changed.complete and not changed.deleted
     assert {row.chunk.source for row in changed.rows} == {"guides/retries.mdx", "billing/refunds.mdx"}
     assert len(changed.rows) < len(store.rows())
     assert hybrid.snapshot.settle(60)  # the next table, prepared in the background
-    for q in (question, "refunded annual plans purchase"):
+    for q in (QUESTION, "refunded annual plans purchase"):
         assert not [h for h in hybrid.search(q, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
     assert hybrid.snapshot.reread == 1  # only the edited chunk was read again; the restricted ones were relabelled
-    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, STAFF).hits]
+    assert WINDOWS in [h.chunk.id for h in hybrid.search(QUESTION, STAFF).hits]
     assert "12 times over 48 hours" in hybrid.search("how many times is a failed delivery retried", ANON).hits[0].chunk.text
 
     held, whole = hybrid.snapshot.table(), ChunkTable.build(store.records())
@@ -79,17 +86,12 @@ def test_a_generation_moved_without_a_stamp_is_listed_whole_before_the_next_answ
     """An index written before stamps, or a writer that moves the generation without stamping (older code on another
     replica), breaks the chain: the next query lists every row first, so it still never serves a restricted chunk."""
     store = ChromaStore(path=str(tmp_path / "chroma"), name=f"t{uuid.uuid4().hex[:8]}docs")
-    site = write_site(tmp_path / "site")
-    embedder = HashEmbedder()
-    sync_index(load_corpus(site), store, embedder)
-    hybrid = HybridRetriever(store, embedder)
-    question = "Annual plans can be refunded within 30 days of purchase."
-    assert WINDOWS in [h.chunk.id for h in hybrid.search(question, ANON).hits]
+    site, embedder, hybrid = _served_site(store, tmp_path)
     held = store.generation()
     edit(site / "billing/refunds.mdx", "title: Refunds\n", "title: Refunds\naccess: [staff]\n")
     sync_index(load_corpus(site), store, embedder)
     pointer = store._pointer()
     pointer.modify(metadata=dict(pointer.metadata) | {"generation": "unstamped01"})  # what a writer before stamps does
     assert store.changes(held) is None and store.generation().count(":") == 1  # no stamp in the token: no chain
-    assert not [h for h in hybrid.search(question, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
+    assert not [h for h in hybrid.search(QUESTION, ANON, k=50).hits if h.chunk.doc_id == "doc:billing/refunds"]
     assert hybrid.snapshot.table().get(WINDOWS).access == ("staff",)

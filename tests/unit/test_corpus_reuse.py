@@ -14,16 +14,12 @@ from pathlib import Path
 from ingest.corpus import Corpus, load_corpus
 from ingest.dedupe import DuplicateMemo, find_duplicates
 from tests.fakes import make_chunk
+from tests.trees import write_tree
 
 COPY = ("Ferrydeck signs every delivery with an HMAC-SHA256 signature over the timestamp and the raw body, "
         "and receivers should reject deliveries whose timestamp is more than five minutes old.")
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
 def page(title: str, text: str, front: str = "") -> str:
@@ -31,7 +27,7 @@ def page(title: str, text: str, front: str = "") -> str:
 
 
 def site(tmp_path: Path) -> Path:
-    return write(tmp_path, {
+    return write_tree(tmp_path, {
         "a.mdx": page("A", COPY),
         "b.mdx": page("B", COPY),  # a near-duplicate of a's section
         "c.mdx": page("C", "Retries back off for 30 seconds, then 2 minutes, then 10 minutes."),
@@ -92,11 +88,11 @@ def test_an_edited_partial_reparses_the_pages_that_render_it(tmp_path):
 
 def test_a_new_partial_or_a_changed_site_config_reparses_everything(tmp_path):
     first = load_corpus(site(tmp_path))
-    write(tmp_path, {"_other.mdx": "Unused for now.\n"})
+    write_tree(tmp_path, {"_other.mdx": "Unused for now.\n"})
     second = load_corpus(tmp_path, previous=first)
     same_as_fresh(second)
     assert second.page("a") is not first.page("a")
-    write(tmp_path, {"site.toml": '[site]\nbase_url = "/docs/"\n'})
+    write_tree(tmp_path, {"site.toml": '[site]\nbase_url = "/docs/"\n'})
     third = load_corpus(tmp_path, previous=second)
     same_as_fresh(third)
     assert third.page("a").url.startswith("/docs/") and third.page("a") is not second.page("a")
@@ -105,7 +101,7 @@ def test_a_new_partial_or_a_changed_site_config_reparses_everything(tmp_path):
 def test_a_deleted_page_a_new_page_and_a_page_that_stops_parsing(tmp_path):
     first = load_corpus(site(tmp_path))
     (tmp_path / "c.mdx").unlink()
-    write(tmp_path, {"e.mdx": page("E", COPY), "b.mdx": "---\ntitle: [unclosed\n---\n\n# B\n"})
+    write_tree(tmp_path, {"e.mdx": page("E", COPY), "b.mdx": "---\ntitle: [unclosed\n---\n\n# B\n"})
     second = load_corpus(tmp_path, previous=first)
     same_as_fresh(second)
     assert second.page("c") is None and second.page("e") is not None

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 from ingest.corpus import load_corpus
 from tests.conftest import CONTENT, REPO
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
+from tests.trees import write_tree
 
 
 def test_the_demo_site_has_no_broken_link():
@@ -28,7 +20,7 @@ def test_the_demo_site_has_no_broken_link():
 
 
 def test_every_kind_of_internal_link_is_resolved(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "site.toml": '[site]\nbase_url = "/docs"\n',
         "guides/setup.mdx": "# Setup\n\n## Install step\n\n## Custom {#custom-id}\n",
         "guides/index.mdx": "# Guides\n",
@@ -57,7 +49,7 @@ def test_every_kind_of_internal_link_is_resolved(tmp_path):
 
 
 def test_relative_url_links_resolve_like_a_browser(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "guides/a.mdx": "# A\n\n[sibling](./b) [up](../api/c#c)\n",
         "guides/b.mdx": "# B\n",
         "api/c.mdx": "# C\n",
@@ -66,10 +58,10 @@ def test_relative_url_links_resolve_like_a_browser(tmp_path):
 
 
 def test_links_command_exits_1_and_prints_file_line(tmp_path):
-    root = write(tmp_path, {"a.mdx": "# A\n\n[gone](/nowhere)\n"})
+    root = write_tree(tmp_path, {"a.mdx": "# A\n\n[gone](/nowhere)\n"})
     result = subprocess.run([sys.executable, "-m", "ingest", "links", str(root)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 1
     assert result.stdout.startswith("a.mdx:3: broken link '/nowhere'")
-    write(tmp_path, {"a.mdx": "# A\n\n[fine](#a)\n"})
+    write_tree(tmp_path, {"a.mdx": "# A\n\n[fine](#a)\n"})
     ok = subprocess.run([sys.executable, "-m", "ingest", "links", str(root)], capture_output=True, text=True, cwd=REPO)
     assert (ok.returncode, ok.stdout) == (0, "")

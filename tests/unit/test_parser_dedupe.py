@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ingest.corpus import load_corpus
+from tests.trees import write_tree
 
 PARTIAL = ("Ferrydeck signs every delivery with an HMAC-SHA256 signature over the timestamp and the raw body, "
            "and receivers should reject deliveries whose timestamp is more than five minutes old.")
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
 def page(title: str, section: str, text: str, front: str = "") -> str:
@@ -22,7 +16,7 @@ def page(title: str, section: str, text: str, front: str = "") -> str:
 
 
 def test_a_shared_partial_is_indexed_once_under_the_first_source(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "b.mdx": page("B", "Signatures", PARTIAL),
         "a.mdx": page("A", "Verifying", PARTIAL.replace("five minutes", "five minutes").replace("raw body,", "raw body ,")),
         "c.mdx": page("C", "Security", PARTIAL.upper()),
@@ -35,7 +29,7 @@ def test_a_shared_partial_is_indexed_once_under_the_first_source(tmp_path):
 
 
 def test_a_copy_that_changes_a_number_or_a_negation_is_a_different_claim(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "a.mdx": page("A", "Verifying", PARTIAL),
         "b.mdx": page("B", "Signatures", PARTIAL.replace("five minutes", "10 minutes")),
         "c.mdx": page("C", "Security", PARTIAL.replace("should reject", "should not reject")),
@@ -46,7 +40,7 @@ def test_a_copy_that_changes_a_number_or_a_negation_is_a_different_claim(tmp_pat
 
 
 def test_access_and_declared_versions_keep_copies_apart(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "a.mdx": page("A", "Verifying", PARTIAL, "access: staff\n"),
         "b.mdx": page("B", "Signatures", PARTIAL),  # public: must not be dropped for a staff-only canonical chunk
         "v1.mdx": page("V1", "Signing", PARTIAL, "version: \"1.0\"\n"),
@@ -58,7 +52,7 @@ def test_access_and_declared_versions_keep_copies_apart(tmp_path):
 
 
 def test_short_chunks_and_repeats_within_one_page_are_kept(tmp_path):
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "a.mdx": "# A\n\n## Is it free?\n\nNo.\n\n## One\n\n" + PARTIAL + "\n\n## Two\n\n" + PARTIAL + "\n",
         "b.mdx": "# B\n\n## Is it fast?\n\nNo.\n",
     })

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ingest.corpus import load_corpus
 from ingest.splitter import split_page
+from tests.trees import write_tree
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,16 +25,10 @@ Run `ferry init` in the project root and commit the generated file.
 """
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def site(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
-    return write(tmp_path, {
+    return write_tree(tmp_path, {
         "site.toml": '[site]\nbase_url = "/docs"\npreset = "docusaurus"\nglobal_partials = "partials"\n',
         "_shared/_archive.mdx": SHARED,
         "guides/export.mdx": ("---\ntitle: Export\n---\n\nimport Archive from '../_shared/_archive.mdx'\n\n"
