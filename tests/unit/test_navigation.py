@@ -7,7 +7,7 @@ import json
 from ingest.corpus import load_corpus
 from ingest.navigation import UNLISTED, read_navigation
 from tests.conftest import REPO
-from tests.unit.test_links import write
+from tests.trees import write_tree
 
 MINTLIFY_SCHEMA = "https://mintlify.com/docs.json"
 
@@ -24,7 +24,7 @@ def test_mintlify_tabs_groups_and_nested_groups_in_their_order(tmp_path):
     nav = {"tabs": [{"tab": "Guides", "groups": [
         {"group": "Start", "pages": ["quickstart", {"group": "Install", "pages": ["install/linux"]}]}]},
         {"tab": "API", "groups": [{"group": "Endpoints", "pages": ["api/users", "GET /users"]}]}]}
-    root = write(tmp_path, {"docs.json": docs_json(nav), "quickstart.mdx": page("Quickstart"),
+    root = write_tree(tmp_path, {"docs.json": docs_json(nav), "quickstart.mdx": page("Quickstart"),
                             "install/linux.mdx": page("Linux"), "api/users.mdx": page("Users"),
                             "extra/notes.mdx": page("Notes")})
     corpus = load_corpus(root)
@@ -41,7 +41,7 @@ def test_mintlify_tabs_groups_and_nested_groups_in_their_order(tmp_path):
 def test_mintlify_reads_the_english_section_and_follows_a_ref_inside_the_folder(tmp_path):
     nav = {"languages": [{"language": "fr", "groups": [{"group": "Démarrer", "pages": ["fr/index"]}]},
                          {"language": "en", "$ref": "./nav/en.json"}]}
-    root = write(tmp_path, {"docs.json": docs_json(nav), "nav/en.json": json.dumps(
+    root = write_tree(tmp_path, {"docs.json": docs_json(nav), "nav/en.json": json.dumps(
         {"groups": [{"group": "Get started", "pages": ["index"]}]}),
         "index.mdx": page("Welcome"), "fr/index.mdx": page("Bienvenue")})
     places = load_corpus(root).navigation.places
@@ -52,12 +52,12 @@ def test_mintlify_reads_the_english_section_and_follows_a_ref_inside_the_folder(
 def test_a_ref_out_of_the_folder_is_not_followed(tmp_path):
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({"groups": [{"group": "Leaked", "pages": ["index"]}]}), encoding="utf-8")
-    root = write(tmp_path / "site", {"docs.json": docs_json({"$ref": "../outside.json"}), "index.mdx": page("Home")})
+    root = write_tree(tmp_path / "site", {"docs.json": docs_json({"$ref": "../outside.json"}), "index.mdx": page("Home")})
     assert load_corpus(root).navigation.place("index.mdx").groups == ()
 
 
 def test_a_docs_json_that_does_not_parse_is_a_note_and_the_folders_group_the_pages(tmp_path):
-    root = write(tmp_path, {"docs.json": '{"$schema": "https://mintlify.com/docs.json", "navigation": ',
+    root = write_tree(tmp_path, {"docs.json": '{"$schema": "https://mintlify.com/docs.json", "navigation": ',
                             "guides/a.mdx": page("A")})
     corpus = read_navigation(root, [("guides/a.mdx", "guides/a", {})], "mintlify")
     assert corpus.places["guides/a.mdx"].groups == ("guides",)
@@ -65,7 +65,7 @@ def test_a_docs_json_that_does_not_parse_is_a_note_and_the_folders_group_the_pag
 
 
 def test_docusaurus_categories_label_their_folders_and_sidebar_position_orders_pages(tmp_path):
-    root = write(tmp_path, {"site.toml": '[site]\npreset = "docusaurus"\n',
+    root = write_tree(tmp_path, {"site.toml": '[site]\npreset = "docusaurus"\n',
                             "guides/_category_.json": json.dumps({"label": "How-to guides", "position": 2}),
                             "guides/deploy/_category_.json": "{not json",
                             "guides/b.mdx": page("B", "sidebar_position: 1\n"),
@@ -87,7 +87,7 @@ def test_starlight_sidebar_order_and_the_pages_folder_left_out_of_groups(tmp_pat
 def test_docs_json_groups_are_in_the_chunks_context_and_folders_are_not(tmp_path):
     from retrieval.records import chunk_from_record, chunk_metadata
     nav = {"tabs": [{"tab": "API reference", "groups": [{"group": "Webhooks", "pages": ["api/events"]}]}]}
-    root = write(tmp_path, {"docs.json": docs_json(nav), "api/events.mdx": page("Events"),
+    root = write_tree(tmp_path, {"docs.json": docs_json(nav), "api/events.mdx": page("Events"),
                             "extra/notes.mdx": page("Notes")})
     corpus = load_corpus(root)
     listed = corpus.page_chunks["api/events.mdx"][0]
@@ -101,7 +101,7 @@ def test_docs_json_groups_are_in_the_chunks_context_and_folders_are_not(tmp_path
 
 def test_a_docs_json_edit_resplits_pages_a_reload_would_otherwise_keep(tmp_path):
     nav = {"groups": [{"group": "Start", "pages": ["index"]}]}
-    root = write(tmp_path, {"docs.json": docs_json(nav), "index.mdx": page("Home")})
+    root = write_tree(tmp_path, {"docs.json": docs_json(nav), "index.mdx": page("Home")})
     before = load_corpus(root)
     first = before.page_chunks["index.mdx"][0]
     assert first.groups == ("Start",)
@@ -124,7 +124,7 @@ def test_llms_txt_lists_a_mintlify_site_s_pages_under_its_navigation_groups_in_o
 
     nav = {"groups": [{"group": "Get started", "pages": ["welcome", "install"]},
                       {"group": "Reference", "pages": ["api"]}]}
-    root = write(tmp_path, {"docs.json": docs_json(nav), "api.mdx": page("API"), "install.mdx": page("Install"),
+    root = write_tree(tmp_path, {"docs.json": docs_json(nav), "api.mdx": page("API"), "install.mdx": page("Install"),
                             "welcome.mdx": page("Welcome"), "zeta/unlisted.mdx": page("Unlisted"),
                             "secret.mdx": page("Secret", "access: [staff]\n")})
     corpus = load_corpus(root)
