@@ -214,7 +214,7 @@ def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
 async def section(state: AppState, request: Request, section_id: object) -> dict[str, object]:
     """One section by id, for a reader who may open it; any other id reads as one that does not exist."""
     viewer = state.viewer(request)
-    corpus = await asyncio.to_thread(lambda: state.services.corpus)
+    corpus = await asyncio.to_thread(lambda: state.services.docs.corpus)
     wanted = section_id if isinstance(section_id, str) else ""
     shown = wanted if len(wanted) <= 80 else wanted[:80] + "…"
     missing = ToolError(f"no section with id {shown!r}: ids look like doc:billing/refunds#refund-windows, as "

@@ -69,7 +69,7 @@ def create_app(
                                origins=allowed_origins(settings.cors_origins))
 
     def csp() -> str:  # the docs site's origin comes from site config, read on first use like the rest of the corpus
-        return content_security_policy(frame_ancestors(settings.frame_ancestors, services.corpus.site.base_url))
+        return content_security_policy(frame_ancestors(settings.frame_ancestors, services.docs.corpus.site.base_url))
 
     app = Starlette(
         routes=[

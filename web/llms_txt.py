@@ -39,7 +39,7 @@ ROOT_GROUP = "Pages"  # the pages at the top of the content folder
 GROUP_JOINER = " › "
 MAX_DESCRIPTION_CHARS = 300
 PUBLIC_READER = Viewer.anonymous()
-IndexAccess = Callable[[str], tuple[str, ...] | None]  # who the shared index lets read a page (Services.page_access)
+IndexAccess = Callable[[str], tuple[str, ...] | None]  # who the shared index lets read a page (PublishedDocs.page_access)
 
 
 def is_public(page: Page, index_access: IndexAccess) -> bool:
@@ -129,8 +129,8 @@ def origin_of(request: Request) -> str:
 async def llms(request: Request) -> Response:
     """`GET /llms.txt`."""
     services = state_of(request).services
-    corpus = await asyncio.to_thread(lambda: services.corpus)
-    pages = await asyncio.to_thread(public_pages, corpus, services.page_access)
+    corpus = await asyncio.to_thread(lambda: services.docs.corpus)
+    pages = await asyncio.to_thread(public_pages, corpus, services.docs.page_access)
     text = llms_txt(corpus, pages, origin_of(request))
     return PlainTextResponse(text, media_type=TEXT)
 
@@ -138,12 +138,12 @@ async def llms(request: Request) -> Response:
 async def llms_full(request: Request) -> Response:
     """`GET /llms-full.txt`: every public page as Markdown, one after another (streamed)."""
     services = state_of(request).services
-    corpus = await asyncio.to_thread(lambda: services.corpus)
+    corpus = await asyncio.to_thread(lambda: services.docs.corpus)
     origin = origin_of(request)
 
     def texts() -> Iterator[str]:
         yield f"# {corpus.site.name}\n\n"
-        for page in public_pages(corpus, services.page_access):
+        for page in public_pages(corpus, services.docs.page_access):
             yield markdown_of(page, corpus, origin) + "\n"
 
     return StreamingResponse(iterate_in_threadpool(texts()), media_type=TEXT)
@@ -153,9 +153,9 @@ async def page_md(request: Request) -> Response:
     """`GET /docs/<path>.md`: one public page as Markdown (any other is a 404 like a missing page)."""
     slug = request.path_params.get("path", "").strip("/") or "index"
     services = state_of(request).services
-    corpus = await asyncio.to_thread(lambda: services.corpus)
+    corpus = await asyncio.to_thread(lambda: services.docs.corpus)
     page = corpus.page(slug)
-    if page is None or not await asyncio.to_thread(is_public, page, services.page_access):
+    if page is None or not await asyncio.to_thread(is_public, page, services.docs.page_access):
         return PlainTextResponse(f"no page at /docs/{slug}.md; {origin_of(request)}/llms.txt lists the pages",
                                  status_code=404)
     return Response(markdown_of(page, corpus, origin_of(request)), media_type=MARKDOWN)

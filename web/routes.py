@@ -43,7 +43,7 @@ def chat_page(request: Request, thread_id: str | None, viewer: Viewer, version: 
     if latest is not None and all(t.answer_id != latest.id for t in turns):
         turns.append(state.view(latest, None, asked))  # the thread could not be stored: the answer is still shown
     return state.page(request, "index.html", {
-        "turns": turns, "suggestions": [] if turns else state.services.suggestions(), "version": version,
+        "turns": turns, "suggestions": [] if turns else state.services.docs.suggestions(), "version": version,
         "thread_id": thread_id if turns else ""})
 
 
@@ -132,7 +132,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
     """The events of one turn (`turn`: its id on the page) in the thread `named` (None: no thread is kept)."""
     services, params = state.services, request.query_params
     question = read_question(params.get("question"))
-    await asyncio.to_thread(services.check_index)
+    await asyncio.to_thread(services.docs.check_index)
     viewer = state.viewer(request)
     answerer = await asyncio.to_thread(lambda: services.answerer)
     thread = await asyncio.to_thread(services.threads.fork, named, viewer, owner.token) if named else None
@@ -144,7 +144,7 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
     rset: RetrievalSet | None = None
     number, claims = 0, 0
     numbers = render.ChipNumbers()  # the turn's chip labels, in reading order across its claim events
-    site = services.corpus.site
+    site = services.docs.corpus.site
     version = state.version(params.get("version"))
     async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
         number += 1
@@ -195,11 +195,11 @@ async def docs(request: Request) -> Response:
     from ingest.page_html import render_html
 
     state = state_of(request)
-    corpus = state.services.corpus
+    corpus = state.services.docs.corpus
     slug = request.path_params.get("path", "").strip("/") or "index"
-    await asyncio.to_thread(state.services.check_index)
+    await asyncio.to_thread(state.services.docs.check_index)
     page = corpus.page(slug)
-    access = await asyncio.to_thread(state.services.page_access, slug) if page is not None else None
+    access = await asyncio.to_thread(state.services.docs.page_access, slug) if page is not None else None
     viewer = state.viewer(request)
     if page is None or access is None or not viewer.may_read(page.access) or not viewer.may_read(access):
         raise HTTPException(404, f"no page at /docs/{slug}")  # by the index and by the file: the stricter wins
@@ -210,8 +210,8 @@ async def docs(request: Request) -> Response:
 async def docs_search(request: Request) -> Response:
     state = state_of(request)
     query = " ".join(str(request.query_params.get("q", "")).split())[:200]
-    await asyncio.to_thread(state.services.check_index)
-    chunks = await asyncio.to_thread(lambda: state.services.chunks) if query else []
+    await asyncio.to_thread(state.services.docs.check_index)
+    chunks = await asyncio.to_thread(lambda: state.services.docs.chunks) if query else []
     results = search_docs(chunks, query, state.viewer(request)) if query else []
     return state.page(request, "search.html", {"query": query, "results": results})
 

@@ -1,20 +1,19 @@
 """The web app's process-wide components, and the server's role as the index's only writer.
 
-`Services` builds the answerer and store lazily (the model loads once), keeps
-the content the index publishes for the docs viewer and docs search, and
-runs ingests in-process: at startup (`make serve`) and when `make ingest`
-hands its run over (`retrieval.handoff`). Publishing happens at an ingest's
-access step, so the viewer and the chat change access at the same moment.
+`Services` builds the answerer and store lazily (the model loads once), opens
+the answer log and the thread secret kept with it, and runs ingests
+in-process: at startup (`make serve`) and when `make ingest` hands its run
+over (`retrieval.handoff`). What the docs viewer and search serve is
+`docs` (`published.py`); an ingest publishes to it at its access step, so the
+viewer and the chat change access at the same moment.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import secrets
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,28 +25,21 @@ from answer.reports.gap_index import QuestionIndex
 from answer.services import Components, components_for, open_audit
 from answer.suggest import suggest
 from ingest.corpus import Corpus, load_corpus
-from ingest.documents import PUBLIC, Chunk
 from ingest.errors import IngestError
-from ingest.ids import doc_id
 from retrieval import heap
-from retrieval.errors import IndexDamagedError, IndexMismatchError, StoreUnavailableError
 from retrieval.handoff import AccessApplied, Embedded, Emit, HandoffError, IngestRequest
 from retrieval.indexer import IndexReport, KnownRows
 from retrieval.protocols import StoreReader
 from retrieval.snapshot import IndexSnapshot
 from retrieval.store import ChromaStore
-from retrieval.table import ChunkTable
 from retrieval.viewer import Viewer
 
+from .published import PublishedDocs
 from .settings import Settings
 from .thread import Threads
 from .thread_ids import ThreadSecretError, thread_secret
 
 log = logging.getLogger(__name__)
-MAX_SUGGESTIONS = 4
-_QUESTION = re.compile(r"^(how|what|which|when|where|why|can|do|does|is|are)\b.{6,60}\?$", re.IGNORECASE)
-CORPUS_TTL = 1.0
-INDEX_CHECK_SECONDS = 5.0  # how often answers and the viewer ask the index whether it is damaged (one count)
 
 
 class Services:
@@ -61,14 +53,7 @@ class Services:
         # What answers are read from: a reader given (tests, a library caller), the index given, or Chroma opened here.
         self._store = store if store is not None else index
         self._chroma_store = index  # the index this server may also write: the one given, or the one it opens
-        self._corpus = corpus
-        self._reload_corpus = corpus is None  # an injected corpus (tests) is fixed; one read from disk follows the index
-        self._page_access: tuple[ChunkTable | None, dict[str, tuple[str, ...]]] = (None, {})
-        self._index_checked = float("-inf")
-        self._index_damage: IndexDamagedError | None = None
-        self._corpus_generation: str | None = None
-        self._corpus_checked = 0.0
-        self._chunks: list[Chunk] | None = None
+        self.docs = PublishedDocs(settings.content_dir, store=lambda: self._store, served=self._served, corpus=corpus)
         self._known_rows = KnownRows()  # the index's rows as this server's last ingest left them (indexer.py)
         self._log: AnswerLog | None = None
         self._lock = threading.Lock()
@@ -98,7 +83,7 @@ class Services:
         vectors; an answerer without an embedder leaves the log as it is, and `/gaps` embeds lazily.
         """
         if components.audit is not None and components.embedder is not None:
-            components.audit.index_gaps(QuestionIndex(components.embedder, lambda: self.corpus.site.name))
+            components.audit.index_gaps(QuestionIndex(components.embedder, lambda: self.docs.corpus.site.name))
         return components
 
     @property
@@ -176,75 +161,6 @@ class Services:
             self._store = self._chroma_store
         return self._chroma_store
 
-    @property
-    def corpus(self) -> Corpus:
-        """The content as the index publishes it: what the docs viewer, docs search and version list serve.
-
-        The viewer follows the index, not the disk, so it and the chat agree:
-        an edit on disk is published by an ingest, at the moment that ingest
-        applies its access changes (`publish`, for the runs this server makes).
-        When another process changes the index (a CLI against a Chroma server
-        this server does not own), the store's generation moves and the
-        content is re-read within CORPUS_TTL.
-        """
-        if self._reload_corpus:
-            if self._corpus is None:
-                self._corpus_generation = self._generation()
-                self._corpus = load_corpus(self.settings.content_dir)
-            elif time.monotonic() - self._corpus_checked >= CORPUS_TTL:
-                self._corpus_checked = time.monotonic()
-                generation = self._generation()
-                if generation is not None and generation != self._corpus_generation:
-                    try:
-                        corpus = load_corpus(self.settings.content_dir, previous=self._corpus)
-                    except IngestError as exc:  # e.g. a broken site.toml: keep serving what was published
-                        log.error("content not re-read after an index change: %s", exc)
-                    else:
-                        self._corpus, self._chunks, self._corpus_generation = corpus, None, generation
-        assert self._corpus is not None
-        return self._corpus
-
-    def check_index(self) -> None:
-        """Raise IndexDamagedError while the index this server reads is damaged (a 503 with the fix, as documented).
-
-        Answers and the docs viewer read a snapshot in memory, so they went on answering 200 from it after the
-        files under it were damaged, while /readyz said 503. The index is asked at most every
-        INDEX_CHECK_SECONDS (one count), and a damage found is reported until a check finds it repaired.
-        """
-        if self._store is None and self._chroma_store is None:
-            return  # the docs viewer alone never opens Chroma (nor creates an index folder)
-        now = time.monotonic()
-        if now - self._index_checked >= INDEX_CHECK_SECONDS:
-            self._index_checked = now
-            try:
-                self.store.count(groups=[PUBLIC])  # what /readyz asks: it reads the rows' access, not only a total
-                self._index_damage = None
-            except IndexDamagedError as exc:
-                self._index_damage = exc
-            except StoreUnavailableError:
-                pass  # a server that is down is reported by the query that meets it, in its own words
-        if self._index_damage is not None:
-            raise self._index_damage
-
-    def _generation(self) -> str | None:
-        # Only a store already in use: the docs viewer alone must not open Chroma (nor create an index dir).
-        if self._store is None:
-            return None
-        try:
-            return self._store.generation()
-        except (StoreUnavailableError, IndexMismatchError):
-            return self._corpus_generation  # keep serving what was published; answers report the outage
-
-    def publish(self, corpus: Corpus) -> None:
-        """Serve `corpus` in the docs viewer and search from now on (an in-process ingest made it live)."""
-        with self._lock:
-            self._corpus, self._chunks = corpus, None
-            self._corpus_generation = self._generation()
-            self._corpus_checked = time.monotonic()
-        snapshot = self._served()
-        if snapshot is not None:
-            snapshot.follow()  # the access part now, in the ingest's thread; the rest in the background
-
     def ingest(self, *, full: bool = False, wait: bool = True, emit: Emit | None = None) -> IndexReport:
         """Sync the content folder into the index from this process, the index's only writer while it serves."""
         from retrieval.indexer import sync_index
@@ -262,10 +178,10 @@ class Services:
         # then find nothing to embed and follow its generation.
         with (index_lock(self.settings.data_dir, wait=wait, lease=store.writer_lease(), on_wait=waiting),
               heap.building()):  # the parse and the rows it keeps are long-lived: no full collection walks them
-            corpus = load_corpus(self.settings.content_dir, previous=self._corpus)  # parses only the changed pages
+            corpus = load_corpus(self.settings.content_dir, previous=self.docs.last_read)  # only the changed pages
 
             def access_applied(report: IndexReport) -> None:
-                self.publish(corpus)
+                self.docs.publish(corpus)
                 if emit:
                     emit(AccessApplied(report))
 
@@ -283,7 +199,7 @@ class Services:
             with snapshot.publishing() if snapshot is not None else contextlib.nullcontext():
                 report = sync_index(corpus, store, embedder, full=full, on_access=access_applied, progress=progress,
                                     known=self._known_rows)
-                self.publish(corpus)
+                self.docs.publish(corpus)
             self._settle()
         return report
 
@@ -310,58 +226,8 @@ class Services:
         log.info("ingest (handed off): %s", report.summary().replace("\n", " | "))
         return report
 
-    @property
-    def chunks(self) -> Sequence[Chunk]:
-        """The sections the docs search runs over: as the shared index holds them, access included.
-
-        Not this replica's own parse: after another replica publishes a restriction, the index has it at
-        once, while this content folder may still say the page is public. Without an index of its own (a
-        fake in tests) the parse stands in.
-        """
-        snapshot = self._served()
-        if snapshot is not None:
-            return snapshot.table().chunks  # the served table's own tuple: no copy per search
-        corpus = self.corpus  # may reload, which drops the cached chunks
-        if self._chunks is None:
-            self._chunks = corpus.chunks()
-        return self._chunks
-
-    def page_access(self, slug: str) -> tuple[str, ...] | None:
-        """Who may read the page at `slug` as the shared index says (None: the index holds no section of it).
-
-        The viewer renders the local file but asks the index who may read it, as answers do: a page another
-        replica restricted, deleted or withheld is not shown from this replica's stale copy. Every section of
-        the page must be readable, so the strictest section's groups decide. Without an index of its own (a
-        fake in tests) the parse stands in.
-        """
-        snapshot = self._served()
-        if snapshot is None:
-            page = self.corpus.page(slug)
-            return page.access if page is not None else None
-        table = snapshot.table()
-        held, by_page = self._page_access
-        if held is not table:  # one pass per served table, not per page view
-            by_page = _access_by_page(table)
-            self._page_access = (table, by_page)
-        return by_page.get(doc_id(slug))
-
     def next_questions(self, answer: Answer, viewer: Viewer) -> tuple[str, ...]:
         """Up to three follow-ups this reader's docs answer (answer/suggest.py), checked by searching for each."""
         if not answer.retrieval.hits:
             return ()
         return suggest(answer, self.answerer.retriever, viewer)
-
-    def suggestions(self) -> list[str]:
-        """Question-shaped headings of public pages: examples the docs can answer, taken from the docs."""
-        found = [h.text.strip() for p in self.corpus.pages if PUBLIC in p.access for h in p.headings
-                 if _QUESTION.match(h.text.strip()) and len(h.text.split()) >= 4]
-        return found[:MAX_SUGGESTIONS]
-
-
-def _access_by_page(table: ChunkTable) -> dict[str, tuple[str, ...]]:
-    """Each page's readers in one served table: the groups every one of its sections allows (kept per table)."""
-    found: dict[str, set[str]] = {}
-    for chunk in table.chunks:
-        groups = found.get(chunk.doc_id)
-        found[chunk.doc_id] = set(chunk.access) if groups is None else groups & set(chunk.access)
-    return {page: tuple(sorted(groups)) for page, groups in found.items()}

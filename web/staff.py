@@ -110,7 +110,7 @@ async def gaps(request: Request) -> Response:
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from exc
     report = await asyncio.to_thread(_gap_report, state, groups, since)
-    site = state.services.corpus.site
+    site = state.services.docs.corpus.site
     sections = {s.url: (s.url if is_site_url(s.url, site) else None, " › ".join(section_path(s.title, s.heading_path)[-2:]))
                 for gap in report.gaps for s in gap.sections}
     return state.page(request, "gaps.html", {"report": report, "sections": sections, "shown_ids": SHOWN_IDS,
@@ -125,7 +125,7 @@ def _gap_report(state: AppState, groups: frozenset[str], since: float) -> GapRep
     embedder = state.services.components.embedder
     if embedder is None:
         raise HTTPException(503, "the content-gap report needs the embedding model, and this server's answerer has none")
-    return gap_report(audit, state.services.store, embedder, groups, since=since, site_name=state.services.corpus.site.name,
+    return gap_report(audit, state.services.store, embedder, groups, since=since, site_name=state.services.docs.corpus.site.name,
                       limit=GAP_EMBED_PER_REQUEST)
 
 

@@ -44,7 +44,7 @@ class AppState:
 
     def context(self, request: Request) -> dict[str, object]:
         """What every page and fragment needs: the site, its declared docs versions, and whether the reader is staff."""
-        corpus = self.services.corpus
+        corpus = self.services.docs.corpus
         return {"site": corpus.site, "versions": corpus.versions,
                 "staff": self.settings.staff_group in self.viewer(request).groups}
 
@@ -64,18 +64,18 @@ class AppState:
         """The docs version a reader is browsing, if it is one the site has; anything else is ignored."""
         if not isinstance(value, str) or not value.strip():
             return None
-        return value.strip() if value.strip() in self.services.corpus.versions else None
+        return value.strip() if value.strip() in self.services.docs.corpus.versions else None
 
     def view(self, answer: Answer, turn_id: str | None = None, asked: str = "",
              next_questions: tuple[str, ...] = ()) -> render.TurnView:
-        return render.turn_view(answer, self.services.corpus.site, turn_id or answer.id, self.settings.unverified_policy,
+        return render.turn_view(answer, self.services.docs.corpus.site, turn_id or answer.id, self.settings.unverified_policy,
                                 asked=asked, next_questions=next_questions)
 
     async def answer_in_thread(self, question: str, thread_id: str, viewer: Viewer, version: str | None,
                                owner: str) -> tuple[Answer, Rewrite]:
         """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
-        await asyncio.to_thread(services.check_index)
+        await asyncio.to_thread(services.docs.check_index)
         rewritten = await asyncio.to_thread(services.rewrite, question, thread_id, viewer)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
         await asyncio.to_thread(services.threads.add, thread_id, answer, question, owner)

@@ -99,7 +99,7 @@ def test_a_restriction_is_never_served_from_the_old_snapshot_once_on_access_retu
     seen: list[list[str]] = []
 
     def on_access(_: IndexReport) -> None:
-        hybrid.snapshot.follow()  # what `Services.publish` does at the access step
+        hybrid.snapshot.follow()  # what `PublishedDocs.publish` does at the access step
         seen.append(refund_pages(hybrid, ANON))
 
     sync_index(load_corpus(site), store, embedder, on_access=on_access)

@@ -167,6 +167,6 @@ def test_docs_viewer_follows_the_published_index_not_the_disk(tmp_path):
     assert "249 dollars" in client.get("/docs/search", params={"q": "growth plan"}).text
     page.write_text("---\ntitle: Plans\naccess: [staff]\n---\n\n## Prices\n\nThe Growth plan costs 249 dollars!\n", encoding="utf-8")
     assert client.get("/docs/plans").status_code == 200  # an edit on disk is not published until an ingest applies it
-    app.state.services.publish(load_corpus(site))  # what an ingest does at its access step
+    app.state.services.docs.publish(load_corpus(site))  # what an ingest does at its access step
     assert client.get("/docs/plans").status_code == 404
     assert "249 dollars" not in client.get("/docs/search", params={"q": "growth plan"}).text
