@@ -402,8 +402,8 @@ class AnswerGate:
         strongest_passing = max(passing, key=lambda i: best[i][0].order)
         leads = list(dict.fromkeys([*self._part_leads(question, claims, rset), strongest_passing]))
         others = [*leads[1:], *(i for i in range(len(claims)) if i not in leads)]  # the other parts' answers next
-        judged = self._behind(question, list(zip(claims, best, strict=True)), leads[0],
-                              [replace(claims[leads[0]], role=DIRECT)], others, rset, answers_a_part=leads[1:])
+        judged = self._behind(question, claims, best, leads[0], [replace(claims[leads[0]], role=DIRECT)], others,
+                              rset, answers_a_part=leads[1:])
         return self._weigh(judged, question, best[leads[0]][0], rset)
 
     def _near(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]],
@@ -423,9 +423,8 @@ class AnswerGate:
                      committed: int) -> Judgement:
         question = self.question(question_text)
         best = self._best(question, claims, rset)
-        judged = self._behind(question, list(zip(claims, best, strict=True)), 0, list(claims[:committed]),
-                              range(committed, len(claims)), rset,
-                              answers_a_part=self._part_leads(question, claims, rset))
+        judged = self._behind(question, claims, best, 0, list(claims[:committed]), range(committed, len(claims)),
+                              rset, answers_a_part=self._part_leads(question, claims, rset))
         return self._weigh(judged, question, best[0][0], rset)
 
     def _part_leads(self, question: Question, claims: Sequence[Claim], rset: RetrievalSet) -> list[int]:
@@ -441,12 +440,12 @@ class AnswerGate:
                 leads.append(lead)
         return leads
 
-    def _behind(self, question: Question, weighed: Sequence[tuple[Claim, tuple[Scored, Hit]]], lead: int,
+    def _behind(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]], lead: int,
                 kept: list[Claim], others: Iterable[int], rset: RetrievalSet, *,
                 answers_a_part: Sequence[int] = ()) -> Judgement:
         """The claims `others` judged as support for the claim at `lead`, after those already `kept`.
 
-        `weighed` pairs each claim with its best citation's score and hit (`_best`).
+        `best` is each claim's best citation, scored, and the hit it quotes (`_best`).
 
         A claim in `answers_a_part` (the direct answer to one part of the question) stands whatever it scores
         against the whole question, and is not compared with the lead for a disagreement: the parts ask different
@@ -455,8 +454,6 @@ class AnswerGate:
         set_aside: list[Finding] = []
         rivals = False
         vocabulary = self.extractor.vocabulary()
-        claims = [claim for claim, _ in weighed]
-        best = [scored_hit for _, scored_hit in weighed]
         for i in others:
             if i in answers_a_part:
                 kept.append(replace(claims[i], role=SUPPORTING))
