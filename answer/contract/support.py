@@ -12,6 +12,7 @@ beside this one; this one stays the default because it is reproducible.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -61,9 +62,15 @@ def numbers(text: str) -> set[str]:
     return found
 
 
+# "every 30 days", "every hour", "every other week": a period, as bounded as the number or unit after it (which
+# the number check holds to the quotes), not "every request" or "every plan".
+_EVERY_PERIOD = re.compile(r"\bevery\s+(?=\d|other\b|(?:second|minute|hour|day|night|week|month|quarter|year)s?\b)",
+                           re.IGNORECASE)
+
+
 def absolutes(text: str) -> set[str]:
     """Unbounded words ('forever', 'unlimited', 'instantly') a text uses."""
-    return {w for w in term_words(normalize(text).text) if w in ABSOLUTES}
+    return {w for w in term_words(_EVERY_PERIOD.sub(" ", normalize(text).text)) if w in ABSOLUTES}
 
 
 def _bare(number: str) -> str:

@@ -25,6 +25,17 @@ def test_deterministic_checker(claim, status):
     assert DeterministicChecker().check(claim, [QUOTE]).status == status
 
 
+@pytest.mark.parametrize("claim, status", [
+    ("Run `ferry login` again every 30 days.", "supported"),  # a period: the number is checked, not the word
+    ("Run `ferry login` again every other week.", "partial"),  # the period itself is still held to the quote
+    ("Run `ferry login` again every 90 days.", "unsupported"),
+    ("Every CLI session lasts 30 days.", "unsupported"),  # every session: a claim the quote does not make
+])
+def test_every_before_a_period_is_bounded_but_every_before_a_thing_is_not(claim, status):
+    quote = "CLI sessions last 30 days; after that, run `ferry login` again."
+    assert DeterministicChecker().check(claim, [quote]).status == status
+
+
 def test_absolute_words_are_fine_when_the_quote_says_them():
     assert DeterministicChecker().check("Logs are kept forever.", ["Delivery logs are kept forever."]).status == "supported"
 
