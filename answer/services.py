@@ -119,12 +119,13 @@ def build_writer(settings: Settings, checker: SupportChecker | None = None) -> W
         return None
     if checker is None or isinstance(checker, DeterministicChecker):
         checker = DeterministicChecker(supported_at=WRITTEN_SUPPORT)
-    # Asked once and for at most WRITE_TIMEOUT: the quotes are on the page, and the page (and the widget) give
-    # up on a stream silent for 30 s; a written answer later than that is left out with a quiet note.
+    # Within WRITE_TIMEOUT in all, however many attempts: the quotes are on the page, and the page (and the widget)
+    # give up on a stream silent for 30 s; a written answer later than that is left out with a quiet note.
     # Where the provider cites natively (Anthropic, Gemini), it numbers the written sentences, not the model's text.
     client = llm_client(settings, timeout=min(settings.llm_timeout, WRITE_TIMEOUT), max_retries=0)
     mode = settings.llm_citations or ("provider" if citation_provider(settings.llm_model) else "json")
-    return Writer(CitedWriting(client) if mode == "provider" else client, checker)
+    return Writer(CitedWriting(client) if mode == "provider" else client, checker, attempts=settings.write_attempts,
+                  deadline=WRITE_TIMEOUT)
 
 
 @dataclass(frozen=True)

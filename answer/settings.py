@@ -39,6 +39,7 @@ class AnswerSettings(RetrievalSettings):
     llm_citations: CitationMode | None = None  # None = by the model's provider
     llm_quoting: Quoting | None = None  # None = point for LLM_MODEL=local, copy for every other model
     llm_role: LLMRole = "write"
+    write_attempts: int = 3  # LLM_ROLE=write: a reply the checker cut is asked for again, up to this many in all
     support_judge: SupportJudge = "deterministic"
     unverified_policy: UnverifiedPolicy = "hide"
     log_retention: Retention = DEFAULT_RETENTION  # LOG_RETENTION: answers older than 90 days or past the newest 20,000 go
@@ -88,6 +89,7 @@ class AnswerSettings(RetrievalSettings):
             "llm_citations": cast(CitationMode, citations) if citations else None,
             "llm_quoting": cast(Quoting, quoting) if quoting else None,
             "llm_role": cast(LLMRole, role),
+            "write_attempts": _attempts(env),
             "support_judge": cast(SupportJudge, judge),
             "unverified_policy": cast(UnverifiedPolicy, policy),
             "log_retention": parse_retention(env.get("LOG_RETENTION", "") or str(DEFAULT_RETENTION)),
@@ -112,3 +114,10 @@ def _whole(env: dict[str, str], name: str, default: int) -> int:
     if not raw.isdigit():
         raise ValueError(f"{name} must be a whole number, got {raw!r}")
     return int(raw)
+
+
+def _attempts(env: dict[str, str]) -> int:
+    attempts = _whole(env, "WRITE_ATTEMPTS", 3)
+    if not 1 <= attempts <= 5:
+        raise ValueError(f"WRITE_ATTEMPTS must be 1 (ask once) to 5, got {attempts}")
+    return attempts

@@ -17,13 +17,22 @@ never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
 answers: docs/llm.mdx). Sentences without quote numbers, which small models
 often write, rest on the one quote that supports them, if any.
+
+A reply with a sentence the checker dropped may be asked for again, as a
+sample (`Writer(attempts=…)`), while the time the first reply took still fits
+before the deadline; the reply with the most shown sentences is kept (the
+first wins a tie) and every other reply is kept for the audit. Every reply is
+checked the same way, so asking again can only show more checked sentences,
+never an unchecked one. A decline or a failure is not asked again.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from ingest.mdx import FENCE_LINE
@@ -89,6 +98,7 @@ class Written:
     model: str = ""
     error: str = ""  # the model could not be reached or replied nothing usable: the outcome stands as it was
     passages: tuple[Passage, ...] = field(default=(), repr=False)
+    others: tuple[str, ...] = ()  # the raw replies of the other attempts, not shown (the audit keeps them)
 
     @property
     def shown(self) -> bool:
@@ -100,7 +110,9 @@ class Completion(Protocol):
 
     name: str
 
-    def reply(self, messages: list[dict[str, str]]) -> str: ...
+    def reply(self, messages: list[dict[str, str]], *, sample: int = 0, timeout: float | None = None) -> str:
+        """The reply; `sample` > 0 asks for another sample of it (sampled, seeded by the number), within `timeout`."""
+        ...
 
 
 @runtime_checkable
@@ -218,26 +230,58 @@ def _units(text: str) -> list[tuple[str, int, str]]:
 class Writer:
     """Asks a chat model for the short answer and checks it (see the module docstring)."""
 
-    def __init__(self, model: Completion | CitingModel, checker: SupportChecker) -> None:
+    def __init__(self, model: Completion | CitingModel, checker: SupportChecker, *, attempts: int = 1,
+                 deadline: float = 25.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.model = model
         self.checker = checker
+        self.attempts = max(1, attempts)
+        self.deadline = deadline  # seconds from the first request after which no attempt starts or runs
+        self.clock = clock
 
     def write(self, question: str, claims: Sequence[Claim], thread: Sequence[str] = ()) -> Written:
         """The checked written answer for these shown claims; a model failure is recorded, never raised."""
-        from ..errors import DraftFormatError, GeneratorError
-
         passages = passages_of(claims)
         if not passages:
             return Written(model=self.model.name)
+        model = self.model
+        if isinstance(model, CitingModel):  # the provider's own citations: one reply, numbered by the provider
+            return self._read(lambda: model.cite(question, passages, thread), passages)
+        messages = prompt(question, passages, thread)
+        started = self.clock()
+        best = self._read(lambda: model.reply(messages), passages)
+        took = self.clock() - started
+        others: list[str] = []
+        for sample in range(1, self.attempts):
+            left = self.deadline - (self.clock() - started)
+            if not _worth_asking_again(best) or left < took:
+                break
+            again = self._read(functools.partial(model.reply, messages, sample=sample, timeout=left), passages)
+            if _score(again) > _score(best):
+                best, again = again, best
+            others.append(again.raw or f"(no reply: {again.error})")
+        return replace(best, others=tuple(others)) if others else best
+
+    def _read(self, ask: Callable[[], str], passages: tuple[Passage, ...]) -> Written:
+        from ..errors import DraftFormatError, GeneratorError
+
         try:
-            if isinstance(self.model, CitingModel):
-                text = self.model.cite(question, passages, thread)
-            else:
-                text = self.model.reply(prompt(question, passages, thread))
+            text = ask()
         except (GeneratorError, DraftFormatError) as exc:
             return Written(model=self.model.name, error=str(exc)[:300], raw=getattr(exc, "raw", ""),
                            passages=passages)
         return read_reply(text, passages, self.checker, self.model.name)
+
+
+def _worth_asking_again(written: Written) -> bool:
+    """A reply the checker cut (a sentence dropped, or nothing shown); never a decline or a failure."""
+    return not written.declined and not written.error and bool(written.dropped or not written.sentences)
+
+
+def _score(written: Written) -> tuple[int, int]:
+    """More shown sentences first, then fewer dropped: which of two checked replies the visitor reads."""
+    if written.declined or written.error:
+        return (-1, 0)
+    return (len(written.sentences), -len(written.dropped))
 
 
 # -- JSON: the API shows what was shown; the audit log keeps the dropped sentences and the raw reply too ----------
@@ -249,7 +293,8 @@ def written_json(written: Written, *, full: bool = False) -> dict[str, object]:
         "quotes": [{"number": p.number, "claim": p.claim} for p in written.passages],
     }
     if full:
-        data |= {"dropped": [_sentence_json(s) for s in written.dropped], "raw": written.raw, "error": written.error}
+        data |= {"dropped": [_sentence_json(s) for s in written.dropped], "raw": written.raw, "error": written.error,
+                 "others": list(written.others)}
     return data
 
 
@@ -274,4 +319,5 @@ def written_from_json(data: object) -> Written | None:
     # a stored sentence is shown again only if it was shown then: `supported` is re-read, never assumed
     shown = tuple(s for s in sentences(data.get("sentences")) if s.shown)
     return Written(shown, sentences(data.get("dropped")), bool(data.get("declined")), str(data.get("raw", "")),
-                   str(data.get("model", "")), str(data.get("error", "")), passages)
+                   str(data.get("model", "")), str(data.get("error", "")), passages,
+                   tuple(str(o) for o in data.get("others") or () if isinstance(o, str)))

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 8.0
 WRITE_MAX_TOKENS = 320  # a written answer is at most a few sentences or steps
+SAMPLE_TEMPERATURE = 0.7  # a written answer asked for again: another sample, not the same greedy reply
 
 
 def import_litellm() -> Any:
@@ -137,9 +138,18 @@ class LiteLLMGenerator:
             return None  # the whole reply's parse reports it
         return draft.claims[0] if draft.claims else None
 
-    def reply(self, messages: list[dict[str, str]]) -> str:
-        """A plain-text reply, no JSON shape asked: the written answer (written.py), a few sentences long."""
-        return _reply_text(self.respond(import_litellm(), messages, max_tokens=self.max_tokens or WRITE_MAX_TOKENS))
+    def reply(self, messages: list[dict[str, str]], *, sample: int = 0, timeout: float | None = None) -> str:
+        """A plain-text reply, no JSON shape asked: the written answer (written.py), a few sentences long.
+
+        `sample` > 0 asks for another sample: at SAMPLE_TEMPERATURE, seeded with the number so that a server
+        that fixes its seed still answers differently (a provider that takes no seed has it dropped).
+        """
+        extra: dict[str, Any] = {"max_tokens": self.max_tokens or WRITE_MAX_TOKENS}
+        if sample:
+            extra |= {"temperature": max(self.temperature, SAMPLE_TEMPERATURE), "seed": sample, "drop_params": True}
+        if timeout is not None:
+            extra["timeout"] = min(self.timeout, timeout)
+        return _reply_text(self.respond(import_litellm(), messages, **extra))
 
     def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] = DRAFT_SCHEMA, name: str = "draft") -> str:
         """The model's reply text, in the first structured-output shape this server takes."""

@@ -34,9 +34,11 @@ class Scripted:
     def __init__(self, *replies: str | Exception) -> None:
         self.replies = list(replies)
         self.sent: list[list[dict[str, str]]] = []
+        self.asked: list[tuple[int, float | None]] = []  # (sample number, time left) of each request
 
-    def reply(self, messages: list[dict[str, str]]) -> str:
+    def reply(self, messages: list[dict[str, str]], *, sample: int = 0, timeout: float | None = None) -> str:
         self.sent.append(messages)
+        self.asked.append((sample, timeout))
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply
@@ -89,10 +91,10 @@ def test_the_prompt_holds_the_question_and_only_the_numbered_quotes():
     assert "[3] (CLI › Install)\nInstall the CLI" in user["content"]
 
 
-def _answerer(model: Scripted, gate: AnswerGate | None = None, *chunks) -> Answerer:  # noqa: ANN002
+def _answerer(model: Scripted, gate: AnswerGate | None = None, *chunks, attempts: int = 1) -> Answerer:  # noqa: ANN002
     gate = gate or AnswerGate(AnswerExtractor())
     return Answerer(Fixed(*(chunks or (RETENTION, EXPORT))), ExtractiveGenerator(judge=gate), judge=gate,
-                    writer=Writer(model, CHECK))
+                    writer=Writer(model, CHECK, attempts=attempts))
 
 
 def test_an_answer_carries_the_written_sentences_over_the_same_verified_quotes():
@@ -151,7 +153,7 @@ def _app(model: Scripted, **settings: str):  # noqa: ANN202
     from web.settings import Settings
 
     store = MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])
-    answerer = _answerer(model)
+    answerer = _answerer(model, attempts=int(settings.pop("attempts", "1")))
     answerer.audit = SQLiteAnswerLog(Path(tempfile.mkdtemp()) / "answers.sqlite3")  # the audit page reads it
     return TestClient(create_app(Settings(**settings), answerer=answerer, store=store))
 
@@ -219,7 +221,7 @@ def test_the_stream_says_writing_after_the_last_quote_and_before_the_answer_is_d
     assert kinds[-1] is Done and kinds.count(Writing) == 1
 
 
-def test_the_writer_asks_once_and_waits_less_than_the_pages_watchdog():
+def test_each_request_of_the_writer_waits_less_than_the_pages_watchdog_and_is_not_retried_on_faults():
     from answer.services import WRITE_TIMEOUT, build_writer
     from web.settings import Settings
 
@@ -268,3 +270,82 @@ def test_a_sentence_resting_on_a_claims_second_quote_links_that_quote_not_the_fi
     [line] = turn_view(answer, SiteConfig(), "t1").written
     [(number, href)] = line.refs
     assert number == 2 and href is not None and "ops/export" in href  # the export quote's chip, not the first
+
+
+# -- asked again: a reply the checker cut is asked for once more, as a sample, while the time fits ----------------
+
+class Clock:
+    """A clock each reply moves on by `per_reply` seconds, so a test says how long the model takes."""
+
+    def __init__(self, model: Scripted, per_reply: float) -> None:
+        self.now = 0.0
+        self.model, self.per_reply = model, per_reply
+        reply = model.reply
+
+        def timed(messages, **kwargs):  # noqa: ANN001, ANN003
+            self.now += per_reply
+            return reply(messages, **kwargs)
+        model.reply = timed  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _writer(model: Scripted, *, attempts: int = 3, per_reply: float = 3.0, deadline: float = 25.0) -> Writer:
+    return Writer(model, CHECK, attempts=attempts, deadline=deadline, clock=Clock(model, per_reply))
+
+
+def _claims():  # noqa: ANN202
+    return _answerer(Scripted()).ask("How long are events retained?", Viewer.anonymous()).claims
+
+
+WRONG = "Events are kept for 90 days [1]."
+RIGHT = "Events are retained for 30 days on every plan [1]."
+
+
+def test_a_reply_the_checker_cut_is_asked_again_as_a_sample_and_the_better_one_is_kept():
+    model = Scripted(WRONG, f"{RIGHT} Replays are billed per event [1].", RIGHT)
+    written = _writer(model).write("How long are events retained?", _claims())
+    assert [s.text for s in written.sentences] == ["Events are retained for 30 days on every plan."]
+    assert [sample for sample, _ in model.asked] == [0, 1, 2]  # asked again while a sentence was dropped
+    assert model.sent[1] == model.sent[0]  # the same prompt: a sample, not a new question
+    assert written.raw == RIGHT and written.dropped == ()
+    assert written.others == (WRONG, f"{RIGHT} Replays are billed per event [1].")  # the audit keeps every reply
+
+
+def test_a_reply_shown_whole_a_decline_or_a_failure_is_not_asked_again():
+    for first in (RIGHT, DECLINED, GeneratorError("connection refused")):
+        model = Scripted(first, RIGHT)
+        written = _writer(model).write("How long are events retained?", _claims())
+        assert len(model.asked) == 1 and written.others == ()
+
+
+def test_a_later_reply_no_better_than_the_first_leaves_the_first():
+    model = Scripted(f"{RIGHT} Events are kept for 90 days [1].", WRONG, GeneratorError("timed out"))
+    written = _writer(model).write("How long are events retained?", _claims())
+    assert written.raw.startswith(RIGHT) and len(written.sentences) == 1 and not written.error
+    assert written.others == (WRONG, "(no reply: timed out)")
+
+
+def test_no_attempt_starts_unless_the_first_ones_time_still_fits_before_the_deadline():
+    slow = Scripted(WRONG, RIGHT)
+    written = _writer(slow, per_reply=13.0).write("How long are events retained?", _claims())
+    assert len(slow.asked) == 1 and not written.shown  # 13 s taken, 12 left: a second reply would be late
+    timed = Scripted(WRONG, WRONG, RIGHT)
+    _writer(timed, per_reply=8.0).write("How long are events retained?", _claims())
+    assert timed.asked == [(0, None), (1, 17.0), (2, 9.0)]  # each sample may take only the time left
+    once = Scripted(WRONG, RIGHT)
+    _writer(once, attempts=1).write("How long are events retained?", _claims())
+    assert len(once.asked) == 1
+
+
+def test_the_audit_shows_the_reply_kept_and_every_other_attempt():
+    from html import unescape
+
+    app = _app(Scripted(WRONG, RIGHT), identity_header="X-Groups", attempts="2")
+    asked = app.post("/api/ask", json={"question": "How long are events retained?"}).json()
+    assert [s["text"] for s in asked["written"]["sentences"]] == ["Events are retained for 30 days on every plan."]
+    page = unescape(app.get(f"/answers/{asked['answer_id']}", headers={"X-Groups": "staff"}).text)
+    section = page[page.index("<h2>Written answer</h2>"):page.index("Verification, attempt by attempt")]
+    assert "The model's reply (the one kept of 2)" in section and RIGHT in section
+    assert "Another attempt, not kept" in section and WRONG in section
