@@ -19,8 +19,9 @@ answers: docs/llm.mdx). Sentences without quote numbers, which small models
 often write, rest on the one quote that supports them, if any.
 
 A reply with a sentence the checker dropped may be asked for again, as a
-sample (`Writer(attempts=…)`), while the time the first reply took still fits
-before the deadline; the reply with the most shown sentences is kept (the
+sample (`Writer(attempts=…)`), when at the first reply's pace it would still
+end within `again_within` seconds of the question's first request (the written
+answer's latency is what a visitor waits for); the reply with the most shown sentences is kept (the
 first wins a tie) and every other reply is kept for the audit. Every reply is
 checked the same way, so asking again can only show more checked sentences,
 never an unchecked one. A decline or a failure is not asked again.
@@ -51,7 +52,8 @@ _BULLET = re.compile(r"^\s*[-*•]\s+")
 INSTRUCTIONS = (
     "You answer a question about a product's documentation. The numbered quotes below were taken from the "
     "documentation and checked to answer it; say the answer in your own words, using only what they say.\n"
-    "- Write at most 3 short sentences, or a numbered list of at most 5 steps.\n"
+    "- Begin with the sentence that answers the question; write at most 3 short sentences, or a numbered list "
+    "of at most 5 steps.\n"
     "- End every sentence or step with the numbers of the quotes it rests on, like [1] or [1][2].\n"
     "- Copy commands, option names and values exactly as the quotes write them; put a command in a ``` block "
     "after the sentence that introduces it.\n"
@@ -231,11 +233,13 @@ class Writer:
     """Asks a chat model for the short answer and checks it (see the module docstring)."""
 
     def __init__(self, model: Completion | CitingModel, checker: SupportChecker, *, attempts: int = 1,
-                 deadline: float = 25.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 deadline: float = 25.0, again_within: float = 12.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.model = model
         self.checker = checker
         self.attempts = max(1, attempts)
-        self.deadline = deadline  # seconds from the first request after which no attempt starts or runs
+        self.deadline = deadline  # seconds from the first request after which no attempt runs
+        self.again_within = again_within  # another attempt only if, at the first one's pace, it ends by then
         self.clock = clock
 
     def write(self, question: str, claims: Sequence[Claim], thread: Sequence[str] = ()) -> Written:
@@ -252,9 +256,10 @@ class Writer:
         took = self.clock() - started
         others: list[str] = []
         for sample in range(1, self.attempts):
-            left = self.deadline - (self.clock() - started)
-            if not _worth_asking_again(best) or left < took:
+            elapsed = self.clock() - started
+            if not _worth_asking_again(best) or elapsed + took > min(self.again_within, self.deadline):
                 break
+            left = self.deadline - elapsed
             again = self._read(functools.partial(model.reply, messages, sample=sample, timeout=left), passages)
             if _score(again) > _score(best):
                 best, again = again, best

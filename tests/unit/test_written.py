@@ -327,13 +327,16 @@ def test_a_later_reply_no_better_than_the_first_leaves_the_first():
     assert written.others == (WRONG, "(no reply: timed out)")
 
 
-def test_no_attempt_starts_unless_the_first_ones_time_still_fits_before_the_deadline():
+def test_another_attempt_is_asked_only_if_at_the_first_ones_pace_it_ends_within_twelve_seconds():
     slow = Scripted(WRONG, RIGHT)
-    written = _writer(slow, per_reply=13.0).write("How long are events retained?", _claims())
-    assert len(slow.asked) == 1 and not written.shown  # 13 s taken, 12 left: a second reply would be late
+    written = _writer(slow, per_reply=7.0).write("How long are events retained?", _claims())
+    assert len(slow.asked) == 1 and not written.shown  # 7 s taken: a second reply would end at 14 s
     timed = Scripted(WRONG, WRONG, RIGHT)
-    _writer(timed, per_reply=8.0).write("How long are events retained?", _claims())
-    assert timed.asked == [(0, None), (1, 17.0), (2, 9.0)]  # each sample may take only the time left
+    _writer(timed, per_reply=4.0).write("How long are events retained?", _claims())
+    assert timed.asked == [(0, None), (1, 21.0), (2, 17.0)]  # each sample may take only the time left of 25 s
+    short = Scripted(WRONG, WRONG, RIGHT)
+    _writer(short, per_reply=4.0, deadline=10.0).write("How long are events retained?", _claims())
+    assert short.asked == [(0, None), (1, 6.0)]  # a deadline under twelve seconds bounds the attempts too
     once = Scripted(WRONG, RIGHT)
     _writer(once, attempts=1).write("How long are events retained?", _claims())
     assert len(once.asked) == 1
