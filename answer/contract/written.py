@@ -37,9 +37,10 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from ingest.mdx import FENCE_LINE
+from ingest.text import key_terms
 
 from .spans import sentence_starts
-from .support import SUPPORTED, SupportChecker
+from .support import SUPPORTED, SupportChecker, numbers
 from .verify import Claim
 
 DECLINED = "NOT ANSWERED"
@@ -48,6 +49,12 @@ MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the 
 _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
+MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
+# "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
+# is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
+_REPORTED = re.compile(r"^(?:according to (?:the )?(?:docs|documentation|guide)\b[^,]{0,40},\s*|"
+                       r"(?:the |this )?(?:docs|documentation|guide|page|section)(?: also)?\s+"
+                       r"(?:says?|states?|mentions?|notes?|explains?)(?:\s+that)?\s+)", re.IGNORECASE)
 
 INSTRUCTIONS = (
     "You answer a question about a product's documentation. The numbered quotes below were taken from the "
@@ -166,28 +173,43 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     dropped: list[Sentence] = []
     for unit, step, code in _units(text)[:MAX_UNITS]:
         cited = [int(n) for n in _MARKERS.findall(unit)]
-        numbers = tuple(dict.fromkeys(n for n in cited if n in by_number))
+        cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
         plain = " ".join(_MARKERS.sub("", unit).split())
+        checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
         if not plain:
             continue
-        if cited and len(numbers) < len(set(cited)):  # it rests on a quote it was never given: not shown
-            dropped.append(Sentence(plain, numbers, "unknown quote", ("it cites a quote number it was not given",),
+        if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
+            dropped.append(Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",),
                                     step, code))
             continue
-        if not numbers:  # a small model often leaves the numbers out: the one quote that supports it, if any
-            numbers = _supporting(plain, passages, checker)
-        if not numbers:
+        if not cites:  # a small model often leaves the numbers out: the one quote that supports it, if any
+            cites = _supporting(checked, passages, checker)
+        if not cites:
             dropped.append(Sentence(plain, (), "names no quote", ("no quote supports it, and it names none",), step,
                                     code))
             continue
-        quotes = [by_number[n].quote for n in numbers]
-        support = checker.check(plain, quotes)
+        quotes = [by_number[n].quote for n in cites]
         kept_code = code if code and any(code in q for q in quotes) else ""
+        empty = _says_nothing(checked, kept_code)
+        if empty:
+            dropped.append(Sentence(plain, cites, "says nothing", (empty,), step, code))
+            continue
+        support = checker.check(checked, quotes)
         reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
                                      if code and not kept_code else ())
-        sentence = Sentence(plain, numbers, support.status, reasons, step, kept_code)
+        sentence = Sentence(plain, cites, support.status, reasons, step, kept_code)
         (shown if sentence.shown else dropped).append(sentence)
     return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
+
+
+def _says_nothing(sentence: str, code: str) -> str:
+    """Why a sentence is too empty to show ("" when it is not): it must state something the check can hold to its
+    quotes, and a sentence that introduces a block must bring the block."""
+    if sentence.rstrip().endswith(":") and not code:
+        return "it introduces a command or list it does not give"
+    if len(key_terms(sentence)) + len(numbers(sentence)) < MIN_TERMS:
+        return "it states nothing the quotes could bear out"
+    return ""
 
 
 def _supporting(sentence: str, passages: Sequence[Passage], checker: SupportChecker) -> tuple[int, ...]:

@@ -74,8 +74,32 @@ def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_it
     reply = ("1. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry\n```\n"
              "2. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry --force\n```")
     written = read_reply(reply, [INSTALL], CHECK)
-    assert [(s.step, s.code) for s in written.sentences] == [(1, "brew install ferry"), (2, "")]
-    assert "a command not copied from the quotes it names was left out" in written.sentences[1].reasons
+    assert [(s.step, s.code) for s in written.sentences] == [(1, "brew install ferry")]
+    [rewritten] = written.dropped  # its command was not the quote's, and a colon with nothing after it is not shown
+    assert rewritten.step == 2 and rewritten.reasons == ("it introduces a command or list it does not give",)
+    kept = read_reply("1. Install the CLI with Homebrew [3].\n```bash\nbrew install ferry --force\n```", [INSTALL], CHECK)
+    assert [(s.step, s.code) for s in kept.sentences] == [(1, "")]
+    assert "a command not copied from the quotes it names was left out" in kept.sentences[0].reasons
+
+
+def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_give_is_not_shown():
+    written = read_reply("Here's how you can do it [1]:\nYes [1].\nRetained events can be replayed from the "
+                         "dashboard [2]:", [RETAINED, REPLAY], CHECK)
+    assert written.sentences == ()
+    assert [s.reasons for s in written.dropped] == [("it introduces a command or list it does not give",),
+                                                     ("it states nothing the quotes could bear out",),
+                                                     ("it introduces a command or list it does not give",)]
+
+
+def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():
+    written = read_reply("The documentation states that retained events can be replayed from the dashboard [2]. "
+                         "According to the docs, events are retained for 90 days [1]. "
+                         "The docs do not say that events are retained for 30 days on every plan [1].",
+                         [RETAINED, REPLAY], CHECK)
+    assert [s.text for s in written.sentences] == [
+        "The documentation states that retained events can be replayed from the dashboard."]
+    assert [s.reasons[0] for s in written.dropped] == ["number not in the quotes: 90 day",
+                                                        "negation differs between claim and quotes"]
 
 
 def test_the_model_saying_the_quotes_do_not_answer_is_a_decline():
