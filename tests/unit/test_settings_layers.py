@@ -20,7 +20,7 @@ def test_each_layer_adds_only_its_own_fields_on_top_of_the_layer_below() -> None
     assert names[AnswerSettings] - names[RetrievalSettings] == {
         "llm_model", "llm_api_base", "llm_api_key", "llm_timeout", "llm_citations", "support_judge", "unverified_policy",
         "log_retention", "llm_prompt_tokens", "llm_max_tokens", "local_llm", "local_llm_threads", "local_llm_context",
-        "llm_quoting", "llm_role", "database_url"}
+        "llm_quoting", "llm_role", "write_attempts", "database_url"}
     assert names[Settings] - names[AnswerSettings] == {
         "host", "port", "staff_group", "identity_header", "frame_ancestors", "cors_origins", "thread_secret", "rate_limit",
         "trusted_proxy_header", "read_timeout", "metrics_token", "log_format", "shutdown_timeout", "mcp_hosts"}
