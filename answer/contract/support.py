@@ -63,9 +63,9 @@ def numbers(text: str) -> set[str]:
 
 
 # "every 30 days", "every hour", "every other week": a period, as bounded as the number or unit after it (which
-# the number check holds to the quotes), not "every request" or "every plan".
-_EVERY_PERIOD = re.compile(r"\bevery\s+(?=\d|other\b|(?:second|minute|hour|day|night|week|month|quarter|year)s?\b)",
-                           re.IGNORECASE)
+# the number check holds to the quotes), not "every request", "every 3 requests" or "every other plan".
+_EVERY_PERIOD = re.compile(r"\bevery\s+(?=(?:(?:\d[\d,.]*|other)\s+)?(?:second|minute|hour|day|night|week|month|quarter"
+                           r"|year)s?\b)", re.IGNORECASE)
 
 
 def absolutes(text: str) -> set[str]:

@@ -52,7 +52,7 @@ _BULLET = re.compile(r"^\s*[-*•]\s+")
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
-_REPORTED = re.compile(r"^(?:according to (?:the )?(?:docs|documentation|guide)\b[^,]{0,40},\s*|"
+_REPORTED = re.compile(r"^(?:according to (?:the )?(?:docs|documentation|guide),\s*|"
                        r"(?:the |this )?(?:docs|documentation|guide|page|section)(?: also)?\s+"
                        r"(?:says?|states?|mentions?|notes?|explains?)(?:\s+that)?\s+)", re.IGNORECASE)
 
@@ -175,9 +175,9 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
         cited = [int(n) for n in _MARKERS.findall(unit)]
         cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
         plain = " ".join(_MARKERS.sub("", unit).split())
-        checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
         if not plain:
             continue
+        checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
         if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
             dropped.append(Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",),
                                     step, code))

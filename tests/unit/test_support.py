@@ -30,6 +30,7 @@ def test_deterministic_checker(claim, status):
     ("Run `ferry login` again every other week.", "partial"),  # the period itself is still held to the quote
     ("Run `ferry login` again every 90 days.", "unsupported"),
     ("Every CLI session lasts 30 days.", "unsupported"),  # every session: a claim the quote does not make
+    ("Run `ferry login` again every other session after 30 days.", "unsupported"),  # "every other" a thing, no period
 ])
 def test_every_before_a_period_is_bounded_but_every_before_a_thing_is_not(claim, status):
     quote = "CLI sessions last 30 days; after that, run `ferry login` again."

@@ -100,6 +100,9 @@ def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():
         "The documentation states that retained events can be replayed from the dashboard."]
     assert [s.reasons[0] for s in written.dropped] == ["number not in the quotes: 90 day",
                                                         "negation differs between claim and quotes"]
+    framed = read_reply("According to the docs for the Free plan only, retained events can be replayed from the "
+                        "dashboard [2].", [RETAINED, REPLAY], CHECK)  # a frame carrying its own facts is checked whole
+    assert framed.sentences == () and "free" in framed.dropped[0].reasons[0]
 
 
 def test_the_model_saying_the_quotes_do_not_answer_is_a_decline():
