@@ -161,6 +161,11 @@ _DO_THAT = re.compile(r"\bdo\s+(?:that|this|it|so)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|that|this|they|them|these|those|there)\b", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"^\s*(?:(?:how|when|where|why|what|which)\s+)?(?:do|does|did|can|could|will|would|should|is|are|was|were|has|have)\s+"
                               r"(?:it|that|this|they|these|those)\b", re.IGNORECASE)
+# "that key", "this option", "the same auth option": a determiner that points back, then up to two words.
+_POINTER = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+(?P<words>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+                      re.IGNORECASE)
+_THE_LONE_TERM = re.compile(r"\b(?:the|its|their)\s+[A-Za-z][\w-]*\s*\??\s*$", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[._/()`]|\d|[a-z][A-Z]")
 _CONJUNCTION_THAT = re.compile(r"\b(?:so|such|now|given|assuming|means|mean|say|says|sure)\s+that\b", re.IGNORECASE)
 # Words of a follow-up that ask but do not name a subject ("how", "change", "configure" still name an action).
 _ASKING = frozenset(key_terms("how what which when where why who can could should would will do does did is are "
@@ -181,14 +186,55 @@ def own_terms(question: str) -> set[str]:
     return {t for t in key_terms(_PRONOUN.sub(" ", question)) if t not in _ASKING}
 
 
-def is_elliptical(question: str) -> bool:
-    """True when the question leans on an earlier turn: a pronoun for the subject, "what about …", or no subject of its own."""
+def is_elliptical(question: str, previous: str = "") -> bool:
+    """True when the question leans on an earlier turn (`leans_on_earlier_turn`) or points back at a noun of the
+    previous question that it names less fully ("if that key leaks" after "… the record key …")."""
+    return leans_on_earlier_turn(question) or bool(previous and pointed_back(question, previous))
+
+
+def leans_on_earlier_turn(question: str) -> bool:
+    """A pronoun for the subject, "what about …", no subject of its own, or one lone term taken as known
+    ("What's the default?": the default of what the thread was about)."""
     if _WHAT_ABOUT.match(question) or _PRONOUN_SUBJECT.match(question):
         return True
     stripped = _CONJUNCTION_THAT.sub(" ", question)
-    if _PRONOUN.search(stripped) and len(own_terms(question)) <= 2:
+    own = own_terms(question)
+    if _PRONOUN.search(stripped) and len(own) <= 2:
         return True
-    return not own_terms(question)
+    return not own or (len(own) == 1 and bool(_THE_LONE_TERM.search(question)) and not _names(question))
+
+
+def _names(question: str) -> bool:
+    """Whether the question names something of its own: a capitalised word past the first, or an identifier."""
+    tokens = _TOKEN.findall(question)
+    return any(t[:1].isupper() and t != "I" for t in tokens[1:]) or any(_IDENTIFIER.search(t) for t in tokens)
+
+
+def pointed_back(question: str, previous: str) -> tuple[int, int, str] | None:
+    """Where the follow-up points back at a noun ("that key", "the same auth option") and the fuller phrase the
+    previous question gave it ("record key"), when the previous one says more; the span ends at the noun."""
+    for match in _POINTER.finditer(question):
+        words = list(re.finditer(r"\S+", match.group("words")))
+        if words[0].group().lower() in TERM_STOPWORDS or not own_terms(words[0].group()):
+            continue  # "so that the …": a conjunction; "does that mean": a pronoun before a verb that asks
+        for word in words:
+            phrase = _phrase_ending_in(previous, word.group())
+            if phrase and len(phrase.split()) > 1:
+                return match.start(), match.start("words") + word.end(), phrase
+    return None
+
+
+def _phrase_ending_in(text: str, head: str) -> str | None:
+    """The last phrase of `text` ending in a word with `head`'s stem, with up to two modifiers before it."""
+    tokens = list(_TOKEN.finditer(text.strip().rstrip("?!. ")))
+    stemmed = stem(head.lower())
+    for i in range(len(tokens) - 1, -1, -1):
+        if stem(tokens[i].group().lower()) == stemmed:
+            j = i
+            while j > max(0, i - 2) and tokens[j - 1].group().lower() not in TERM_STOPWORDS:
+                j -= 1
+            return text[tokens[j].start(): tokens[i].end()]
+    return None
 
 
 def carry_subject(question: str, previous: str) -> str:
@@ -203,7 +249,8 @@ def carry_subject(question: str, previous: str) -> str:
         led = _LEADING_PREPOSITION.match(extra)  # "What about in MDX pages?": the phrase brings its own preposition
         if led:
             preposition, extra = led.group("prep").lower(), extra[led.end():]
-        return (swap_part(previous, extra) or (swap_object(previous, preposition, extra) if led else None)
+        explicit = bool(led or about.group("prep"))  # "And with pnpm?" names the preposition too
+        return (swap_part(previous, extra) or (swap_object(previous, preposition, extra) if explicit else None)
                 or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
     again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
     if again:
@@ -269,9 +316,14 @@ class CarrySubject:
     name = "carry-subject"
 
     def condense(self, question: str, history: Sequence[Turn]) -> str:
-        if not history or not is_elliptical(question):
+        if not history:
             return question
-        return carry_subject(question, history[-1].question)
+        previous = history[-1].question
+        pointer = pointed_back(question, previous)  # "that secret": the previous question says which one
+        if pointer:
+            start, end, phrase = pointer
+            return f"{question[:start]}the {phrase}{question[end:]}"
+        return carry_subject(question, previous) if leans_on_earlier_turn(question) else question
 
 
 CONDENSE_SCHEMA: dict[str, Any] = {

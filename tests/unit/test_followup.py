@@ -40,6 +40,44 @@ def test_a_follow_up_that_replaces_one_part_is_searched_as_the_previous_question
     assert result.question == expected and result.rewritten
 
 
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("How do I install the CLI with npm?", "And with pnpm?", "How do I install the CLI with pnpm?"),
+    ("How do I add an icon to a card?", "And to a tab?", "How do I add an icon to a tab?"),
+])
+def test_and_with_a_preposition_replaces_what_that_preposition_governed(previous, question, expected):
+    assert rewrite(question, [Turn(previous, previous)]).question == expected  # not "… with npm with pnpm?"
+
+
+def test_a_lone_term_taken_as_known_is_the_earlier_subject_s():
+    previous = "Which events can send a webhook?"
+    assert is_elliptical("What's the default?")  # the default of what the thread is about
+    assert rewrite("What's the default?", [Turn(previous, previous)]).question == (
+        "What's the default (events can send a webhook)?")
+    for standalone in ("What is a workspace?", "What is MDX?", "What's the default of retry_limit?"):
+        assert not is_elliptical(standalone) and not rewrite(standalone, [Turn(previous, previous)]).rewritten
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("Where do I find the signing secret of a webhook?", "What should I do if that secret leaks?",
+     "What should I do if the signing secret leaks?"),
+    ("Our API sits behind HTTP basic auth. How do I call it from the SDK?", "Can I use the same auth header with curl?",
+     "Can I use the HTTP basic auth header with curl?"),
+])
+def test_a_noun_pointed_back_at_takes_the_fuller_phrase_the_previous_question_gave_it(previous, question, expected):
+    assert not rewrite(question, []).rewritten  # a subject of its own: only the thread says which secret
+    assert is_elliptical(question, previous)
+    assert rewrite(question, [Turn(previous, previous)]).question == expected
+
+
+@pytest.mark.parametrize(("previous", "question"), [
+    ("How do I pause the clock in a test?", "How do I restore it later in that same test?"),  # "test" says no more
+    (TIMEOUT, "Make sure that the SDK retries idempotent requests?"),  # "that" joins a clause, it points at nothing
+    ("Where do I find the signing secret of a webhook?", "What happens if that delivery attempt times out?"),  # new
+])
+def test_a_pointer_the_previous_question_says_nothing_more_about_is_left_as_typed(previous, question):
+    assert rewrite(question, [Turn(previous, previous)]).question == question
+
+
 @pytest.mark.parametrize("question", ["Which TLS versions does the API accept?", "How do I verify webhook signatures?",
                                       "Make sure that the SDK retries idempotent requests?"])
 def test_a_follow_up_that_names_its_own_subject_is_searched_as_typed(question):
