@@ -151,7 +151,7 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
     from answer.services import build_judge, build_writer, condenser_for
     from retrieval.services import open_retriever
 
-    from .followups import run_threads, thread_metrics
+    from .followups import run_switches, run_threads, thread_metrics
     from .grounding import metrics, run_questions, sample_for_grading
 
     corpus, store = build_index(settings.data_dir, site, embedder)
@@ -172,6 +172,8 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
         urls = {c.url for a in answers for claim in a.claims for c in claim.citations}
         found = metrics(rows, answers, anchor_validity(corpus, urls, oracle))
         found["followups"] = thread_metrics(thread_rows)
+        if not args.no_threads:  # and a thread that changes subject must not drag the old one into the search
+            found["topic_switch"] = run_switches(answerer, condenser_for(generator), questions)
         if site.figures_only:  # written outside the team: its figures are kept, never what each question got
             results[name] = {"metrics": found, "rows": [], "threads": []}
             continue

@@ -31,6 +31,8 @@ SUMMARY: tuple[tuple[str, str], ...] = (
     ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),
     ("followups.in_thread", "follow-ups cite gold, in thread"),
     ("followups.alone", "follow-ups cite gold, asked alone"),
+    ("topic_switch.in_thread", "new subject in a thread cites gold"),
+    ("topic_switch.alone", "same questions asked alone"),
     ("retrieval:hybrid.recall@5", "retrieval recall@5 (hybrid)"),
     ("retrieval:hybrid.mrr", "retrieval MRR (hybrid)"),
 )

@@ -8,6 +8,12 @@ generator (`answer.services.condenser_for`, as `web/services.py` calls
 pipeline. The same follow-up is also asked alone, as typed. A thread scores
 when its answer is shown (answered) and cites one of the follow-up's gold
 sections; the gap between the two rates is what the thread buys.
+
+A thread can also cost: a visitor who asks about something new in the same
+thread must not have the earlier subject pulled into the search. The set's
+own questions, paired in file order where the two have no gold page in
+common, measure that (`run_switches`): the second asked after the first, and
+alone.
 """
 
 from __future__ import annotations
@@ -80,3 +86,36 @@ def thread_metrics(rows: Sequence[ThreadRow]) -> dict[str, Any]:
     in_thread = round(sum(r.in_thread_correct for r in rows) / len(rows), 4)
     alone = round(sum(r.alone_correct for r in rows) / len(rows), 4)
     return {"threads": len(rows), "in_thread": in_thread, "alone": alone, "gain": round(in_thread - alone, 4)}
+
+
+SWITCH_PAIRS = 20  # new-topic pairs per set: enough to see a rule that drags the old subject in, cheap to run
+
+
+def switch_pairs(questions: Sequence[dict[str, Any]], n: int = SWITCH_PAIRS) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Consecutive answerable questions with no gold page in common: a thread that changes subject."""
+    def pages(q: dict[str, Any]) -> set[str]:
+        return {g.split("#")[0] for g in q["gold"]}
+
+    answerable = [q for q in questions if q.get("answerable") and not q.get("groups") and q.get("gold")]
+    pairs = [(a, b) for a, b in zip(answerable, answerable[1:], strict=False) if not pages(a) & pages(b)]
+    return pairs[::2][:n]  # every other pair, so no question is asked twice as the second
+
+
+def run_switches(answerer: Answerer, condenser: Condenser, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Share of new-topic questions citing their gold when asked after an unrelated one, and alone."""
+    pairs = switch_pairs(questions)
+    if not pairs:
+        return {"pairs": 0, "in_thread": None, "alone": None, "rewritten": 0}
+    in_thread = alone = rewritten = 0
+    for first, second in pairs:
+        version = second.get("version") or None
+        searched = rewrite(second["question"], thread_history([first["question"]], condenser), condenser).question
+        gold = set(second["gold"])
+        answer = answerer.ask(second["question"], Viewer.of([]), version=version)
+        alone += bool(set(cited_ids(answer)) & gold)
+        if searched != second["question"]:
+            rewritten += 1
+            answer = answerer.ask(searched, Viewer.of([]), version=version)
+        in_thread += bool(set(cited_ids(answer)) & gold)
+    return {"pairs": len(pairs), "in_thread": round(in_thread / len(pairs), 4), "alone": round(alone / len(pairs), 4),
+            "rewritten": rewritten}

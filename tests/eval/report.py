@@ -23,6 +23,7 @@ HEADLINE = [
     ("related_with_gold", "related passages holding the gold"), ("gold_shown", "gold shown (Answer or Related)"),
     ("direct_answer_correctness", "direct answer correctness"), ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),
     ("followups.in_thread", "follow-ups cite gold, in thread"), ("followups.alone", "follow-ups cite gold, alone"),
+    ("topic_switch.in_thread", "new subject in a thread cites gold"), ("topic_switch.alone", "same questions asked alone"),
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
     ("latency_per_answer_ms.p50", "latency per answer p50 (ms)"), ("latency_per_answer_ms.p95", "latency per answer p95 (ms)"),
     ("first_verified_quote_ms.p50", "first verified quote p50 (ms)"),

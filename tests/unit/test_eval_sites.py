@@ -9,7 +9,7 @@ import pytest
 from answer.followup import CarrySubject
 from tests.eval.__main__ import load_jsonl
 from tests.eval.compare import failures, summary
-from tests.eval.followups import run_threads, thread_metrics
+from tests.eval.followups import run_switches, run_threads, switch_pairs, thread_metrics
 from tests.eval.report import markdown
 from tests.eval.sites import HERE, resolve_sites
 
@@ -64,6 +64,12 @@ def test_the_starlight_set_has_the_schema_of_the_other_sets_and_enough_refusals(
     assert len(threads) == 12 and all(len(t["turns"]) == 2 and t["gold"] and t["answer_quote"] for t in threads)
 
 
+def test_the_cypress_threads_have_the_schema_of_starlight_s():
+    threads = load_jsonl(HERE / "cypress" / "followups.jsonl")
+    assert len(threads) == 16 and len({t["id"] for t in threads}) == 16
+    assert all(len(t["turns"]) == 2 and t["gold"] and t["answer_quote"] and t["kind"] == "follow-up" for t in threads)
+
+
 class Answerer:
     """Answers every question it is asked by citing the chunk its script maps the question to (refuses the rest)."""
 
@@ -89,6 +95,31 @@ def test_a_follow_up_is_asked_rewritten_in_its_thread_and_as_typed_alone():
     assert rows[0].searched == searched and rows[0].in_thread_correct and not rows[0].alone_correct
     assert thread_metrics(rows) == {"threads": 1, "in_thread": 1.0, "alone": 0.0, "gain": 1.0}
     assert thread_metrics([])["in_thread"] is None
+
+
+def _question(qid: str, gold: str, answerable: bool = True) -> dict:
+    return {"id": qid, "question": f"How do I connect the {qid} webhook integration?", "answerable": answerable, "gold": [gold] if answerable else [],
+            "groups": [], "version": ""}
+
+
+def test_a_thread_that_changes_subject_pairs_unrelated_questions_and_asks_the_second_in_thread_and_alone():
+    questions = [_question("a", "doc:p#x"), _question("b", "doc:p#y"),  # same page: no change of subject
+                 _question("c", "doc:q#z"), _question("u", "", answerable=False), _question("d", "doc:r#w"),
+                 _question("e", "doc:s#v")]
+    assert [(a["id"], b["id"]) for a, b in switch_pairs(questions)] == [("b", "c"), ("d", "e")]
+
+    class Dragging:  # a condenser that pulls the earlier subject into every question
+        def condense(self, question, history):  # noqa: ANN001, ANN201
+            return f"{question} ({history[-1].question})" if history else question
+
+    ask = "How do I connect the {} webhook integration?".format
+    script = {ask("c"): "doc:q#z", ask("e"): "doc:s#v", f"{ask('c')} ({ask('b')})": "doc:q#z",
+              f"{ask('e')} ({ask('d')})": "doc:r#w"}  # the old subject wins the second search
+    answerer = Answerer(script)
+    assert run_switches(answerer, Dragging(), questions) == {"pairs": 2, "in_thread": 0.5, "alone": 1.0, "rewritten": 2}
+    assert run_switches(Answerer(script), CarrySubject(), questions) == {"pairs": 2, "in_thread": 1.0, "alone": 1.0,
+                                                                         "rewritten": 0}
+    assert run_switches(answerer, CarrySubject(), [])["in_thread"] is None
 
 
 def _site(correct: float, recall: float, rows: list[dict], threads: list[dict] | None = None) -> dict:

@@ -69,6 +69,18 @@ def test_a_noun_pointed_back_at_takes_the_fuller_phrase_the_previous_question_ga
     assert rewrite(question, [Turn(previous, previous)]).question == expected
 
 
+def test_a_message_that_goes_on_from_the_last_keeps_its_words_and_carries_the_earlier_subject():
+    previous = "How do I invite a teammate to my workspace?"
+    for question in ("ok and which role can only view billing?", "Also, can I remove a teammate later?",
+                     "And a guest account?"):
+        assert is_elliptical(question)
+        assert rewrite(question, [Turn(previous, previous)]).question == (
+            f"{question.rstrip('?')} (invite a teammate to my workspace)?")
+    for standalone in ("Can I put the API key in a config file instead of the environment?",  # "instead", "it" and
+                       "I resent a request with the same key. Why did it fail?"):  # "the same" go on nothing
+        assert not rewrite(standalone, [Turn(previous, previous)]).rewritten
+
+
 @pytest.mark.parametrize(("previous", "question"), [
     ("How do I pause the clock in a test?", "How do I restore it later in that same test?"),  # "test" says no more
     (TIMEOUT, "Make sure that the SDK retries idempotent requests?"),  # "that" joins a clause, it points at nothing
