@@ -231,13 +231,21 @@ def pointed_back(question: str, previous: str) -> tuple[int, int, str] | None:
 def _phrase_ending_in(text: str, head: str) -> str | None:
     """The last phrase of `text` ending in a word with `head`'s stem, with up to two modifiers before it."""
     tokens = list(_TOKEN.finditer(text.strip().rstrip("?!. ")))
+    found = _head_phrase(tokens, head, most=2)
+    return text[tokens[found[0]].start(): tokens[found[1]].end()] if found else None
+
+
+def _head_phrase(tokens: Sequence[re.Match[str]], head: str, *, first: int = 0,
+                 most: int | None = None) -> tuple[int, int] | None:
+    """(first token, head token) of the last phrase ending in a word with `head`'s stem: the head and the
+    modifiers before it up to a stopword (at most `most`), never before token `first`."""
     stemmed = stem(head.lower())
-    for i in range(len(tokens) - 1, -1, -1):
+    for i in range(len(tokens) - 1, first - 1, -1):
         if stem(tokens[i].group().lower()) == stemmed:
-            j = i
-            while j > max(0, i - 2) and tokens[j - 1].group().lower() not in TERM_STOPWORDS:
+            j, floor = i, first if most is None else max(first, i - most)
+            while j > floor and tokens[j - 1].group().lower() not in TERM_STOPWORDS:  # the modifiers before it
                 j -= 1
-            return text[tokens[j].start(): tokens[i].end()]
+            return j, i
     return None
 
 
@@ -284,13 +292,9 @@ def swap_part(previous: str, replacement: str) -> str | None:
     if not words:
         return None
     tokens = list(_TOKEN.finditer(base))
-    head = stem(words[-1].lower())
-    for i in range(len(tokens) - 1, 0, -1):
-        if stem(tokens[i].group().lower()) != head:
-            continue
-        j = i
-        while j > 1 and tokens[j - 1].group().lower() not in TERM_STOPWORDS:  # the modifiers before the head
-            j -= 1
+    found = _head_phrase(tokens, words[-1], first=1)  # never the question's first word ("How", "Can")
+    if found:
+        j, i = found
         if j == i and len(words) == 1:
             return None  # the same word alone: nothing is replaced
         return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
@@ -329,15 +333,15 @@ class CarrySubject:
         if not history:
             return question
         previous = history[-1].question
+        if not is_elliptical(question, previous):  # one definition of what borrows from the thread
+            return question
         pointer = pointed_back(question, previous)  # "that secret": the previous question says which one
         if pointer:
             start, end, phrase = pointer
             return f"{question[:start]}the {phrase}{question[end:]}"
         if leans_on_earlier_turn(question):
             return carry_subject(question, previous)
-        if _CONTINUES.match(question):  # "ok and which role …?": it names a subject, and says it goes on from the last
-            return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"
-        return question
+        return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"  # "ok and which role …?" goes on
 
 
 CONDENSE_SCHEMA: dict[str, Any] = {

@@ -173,7 +173,8 @@ def evaluate_site(site: Site, args: argparse.Namespace, settings: Any, embedder:
         found = metrics(rows, answers, anchor_validity(corpus, urls, oracle))
         found["followups"] = thread_metrics(thread_rows)
         if not args.no_threads:  # and a thread that changes subject must not drag the old one into the search
-            found["topic_switch"] = run_switches(answerer, condenser_for(generator), questions)
+            asked = {q["id"]: a for q, a in zip(questions, answers, strict=True)}
+            found["topic_switch"] = run_switches(answerer, condenser_for(generator), questions, asked)
         if site.figures_only:  # written outside the team: its figures are kept, never what each question got
             results[name] = {"metrics": found, "rows": [], "threads": []}
             continue

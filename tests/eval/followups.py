@@ -18,7 +18,7 @@ alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,8 +101,13 @@ def switch_pairs(questions: Sequence[dict[str, Any]], n: int = SWITCH_PAIRS) -> 
     return pairs[::2][:n]  # every other pair, so no question is asked twice as the second
 
 
-def run_switches(answerer: Answerer, condenser: Condenser, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Share of new-topic questions citing their gold when asked after an unrelated one, and alone."""
+def run_switches(answerer: Answerer, condenser: Condenser, questions: Sequence[dict[str, Any]],
+                 asked: Mapping[str, Answer] | None = None) -> dict[str, Any]:
+    """Share of new-topic questions citing their gold when asked after an unrelated one, and alone.
+
+    `asked` holds the answers the set's own run already gave, by question id: asked alone, a question is not
+    asked again.
+    """
     pairs = switch_pairs(questions)
     if not pairs:
         return {"pairs": 0, "in_thread": None, "alone": None, "rewritten": 0}
@@ -111,7 +116,7 @@ def run_switches(answerer: Answerer, condenser: Condenser, questions: Sequence[d
         version = second.get("version") or None
         searched = rewrite(second["question"], thread_history([first["question"]], condenser), condenser).question
         gold = set(second["gold"])
-        answer = answerer.ask(second["question"], Viewer.of([]), version=version)
+        answer = (asked or {}).get(second["id"]) or answerer.ask(second["question"], Viewer.of([]), version=version)
         alone += bool(set(cited_ids(answer)) & gold)
         if searched != second["question"]:
             rewritten += 1

@@ -120,6 +120,10 @@ def test_a_thread_that_changes_subject_pairs_unrelated_questions_and_asks_the_se
     assert run_switches(Answerer(script), CarrySubject(), questions) == {"pairs": 2, "in_thread": 1.0, "alone": 1.0,
                                                                          "rewritten": 0}
     assert run_switches(answerer, CarrySubject(), [])["in_thread"] is None
+    given = Answerer(script)
+    asked = {q["id"]: given.ask(q["question"], None) for q in questions}
+    given.asked.clear()
+    assert run_switches(given, CarrySubject(), questions, asked)["alone"] == 1.0 and given.asked == []  # not again
 
 
 def _site(correct: float, recall: float, rows: list[dict], threads: list[dict] | None = None) -> dict:
