@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -341,7 +341,20 @@ class CarrySubject:
             return f"{question[:start]}the {phrase}{question[end:]}"
         if leans_on_earlier_turn(question):
             return carry_subject(question, previous)
-        return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"  # "ok and which role …?" goes on
+        return beside_subject(question, previous)  # "ok and which role …?" goes on
+
+    def readings(self, question: str, history: Sequence[Turn]) -> tuple[str, ...]:
+        """What the follow-up may mean: the condensed question, and for one that names its own subject in a
+        thread, also the typed question with the earlier subject beside it (`rewrite` asks which one answers)."""
+        condensed = self.condense(question, history)
+        if not history or condensed != question:
+            return (condensed,)
+        return (question, beside_subject(question, history[-1].question))
+
+
+def beside_subject(question: str, previous: str) -> str:
+    """The typed question, its words kept, with the previous question's subject beside it in brackets."""
+    return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"
 
 
 CONDENSE_SCHEMA: dict[str, Any] = {
@@ -381,7 +394,23 @@ class LLMCondenser:
         return text[:MAX_QUESTION_CHARS] if text else self.fallback.condense(question, history)
 
 
-def rewrite(question: str, history: Sequence[Turn], condenser: Condenser | None = None) -> Rewrite:
-    """The standalone question to search for a follow-up in a thread (unchanged when nothing needs carrying)."""
-    standalone = (condenser or CarrySubject()).condense(question, history)
+# Given a follow-up's readings (the one searched when nothing tells them apart comes first), the one to search.
+Prefer = Callable[[Sequence[str]], str]
+
+
+def rewrite(question: str, history: Sequence[Turn], condenser: Condenser | None = None,
+            prefer: Prefer | None = None) -> Rewrite:
+    """The standalone question to search for a follow-up in a thread (unchanged when nothing needs carrying).
+
+    A follow-up that names its own subject may still be about the earlier one ("Which role should they get?")
+    or may change the subject; no rule tells the two apart (docs/performance.mdx, Follow-ups). With `prefer`
+    (the answerer's `likelier`: both readings searched, the one the gate answers more surely kept, the typed
+    question on a tie), the offline condenser lets the docs decide.
+    """
+    condenser = condenser or CarrySubject()
+    if prefer is not None and isinstance(condenser, CarrySubject):
+        readings = condenser.readings(question, history)
+        standalone = prefer(readings) if len(readings) > 1 else readings[0]
+    else:
+        standalone = condenser.condense(question, history)
     return Rewrite(asked=question, question=" ".join(standalone.split()) or question)

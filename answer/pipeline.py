@@ -126,6 +126,26 @@ class Answerer:
         assert isinstance(last, Done)
         return last.answer
 
+    def likelier(self, readings: Sequence[str], viewer: Viewer, *, version: str | None = None) -> str:
+        """Of a follow-up's readings (followup.rewrite), the one whose search the gate answers most surely.
+
+        Each reading is searched for this viewer and the gate picks from what it found, as the extractive
+        generator drafts; nothing is shown or logged. A reading the gate answers beats one it does not, a
+        surer answer beats a less sure one, and on a tie (no gate, or no answer at all) the first reading wins.
+        """
+        judge = self.judge
+        if judge is None or len(readings) < 2:
+            return readings[0]
+
+        def sureness(reading: str) -> tuple[bool, float]:
+            rset = self.retriever.search(reading, viewer, version=version) if version else self.retriever.search(reading, viewer)
+            asked = judge.question(rset.question)
+            chosen, _ = judge.pick(asked, rset)
+            return (True, judge.sure(asked, chosen[0], rset)) if chosen else (False, 0.0)
+
+        scored = [sureness(r) for r in readings]
+        return readings[max(range(len(readings)), key=lambda i: (scored[i], -i))]
+
     def events(self, question: str, viewer: Viewer, *, version: str | None = None) -> Iterator[Event]:
         """Retrieved titles first, then each verified claim, then the finished answer."""
         started = time.perf_counter()

@@ -140,12 +140,12 @@ async def _answer_events(state: AppState, request: Request, context: dict[str, o
         if owner.minted:  # the widget keeps it and sends it back as `owner=`; the chat page has its cookie
             yield sse("owner", owner.token, 0)
         yield sse("thread", thread, 0)
-    rewritten = await asyncio.to_thread(services.rewrite, question, thread, viewer)
+    version = state.version(params.get("version"))
+    rewritten = await asyncio.to_thread(services.rewrite, question, thread, viewer, version)
     rset: RetrievalSet | None = None
     number, claims = 0, 0
     numbers = render.ChipNumbers()  # the turn's chip labels, in reading order across its claim events
     site = services.docs.corpus.site
-    version = state.version(params.get("version"))
     async for event in iterate_in_threadpool(answerer.events(rewritten.question, viewer, version=version)):
         number += 1
         if isinstance(event, Retrieved):

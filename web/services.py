@@ -11,6 +11,7 @@ viewer and the chat change access at the same moment.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 import threading
@@ -136,10 +137,12 @@ class Services:
                 log.error("%s; thread links last only while this process runs", exc)
         return secrets.token_hex(32).encode("ascii")
 
-    def rewrite(self, question: str, thread: str | None, viewer: Viewer) -> Rewrite:
-        """The standalone question to search for, from the turns of the thread this viewer may see."""
+    def rewrite(self, question: str, thread: str | None, viewer: Viewer, version: str | None = None) -> Rewrite:
+        """The standalone question to search for, from the turns of the thread this viewer may see (a follow-up
+        read two ways is searched both ways for this viewer, and the reading the docs answer is kept)."""
         history = self.threads.history(thread, viewer) if thread else []
-        return rewrite(question, history, self.components.condenser)
+        prefer = functools.partial(self.answerer.likelier, viewer=viewer, version=version)
+        return rewrite(question, history, self.components.condenser, prefer)
 
     @property
     def store(self) -> StoreReader:

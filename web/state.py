@@ -76,7 +76,7 @@ class AppState:
         """Rewrite a follow-up from the thread, answer it, and add the answer to the owner's thread (the page and the API)."""
         services = self.services
         await asyncio.to_thread(services.docs.check_index)
-        rewritten = await asyncio.to_thread(services.rewrite, question, thread_id, viewer)
+        rewritten = await asyncio.to_thread(services.rewrite, question, thread_id, viewer, version)
         answer = await asyncio.to_thread(lambda: services.answerer.ask(rewritten.question, viewer, version=version))
         await asyncio.to_thread(services.threads.add, thread_id, answer, question, owner)
         return answer, rewritten

@@ -4,7 +4,7 @@ Each thread is asked the way the chat server asks it: the first turn is
 rewritten with no history (it stands alone), the follow-up is rewritten with
 that turn as its history by the condenser the server pairs with the
 generator (`answer.services.condenser_for`, as `web/services.py` calls
-`answer.followup.rewrite`), and the rewritten question goes through the real
+`answer.followup.rewrite`, a follow-up read two ways settled by `Answerer.likelier`), and the rewritten question goes through the real
 pipeline. The same follow-up is also asked alone, as typed. A thread scores
 when its answer is shown (answered) and cites one of the follow-up's gold
 sections; the gap between the two rates is what the thread buys.
@@ -18,12 +18,13 @@ alone.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from answer.contract.result import Answer
-from answer.followup import Condenser, Turn, rewrite
+from answer.followup import Condenser, Prefer, Turn, rewrite
 from answer.pipeline import Answerer
 from retrieval.viewer import Viewer
 
@@ -51,11 +52,11 @@ def cited_ids(answer: Answer) -> list[str]:
     return [c.chunk_id for claim in answer.claims for c in claim.citations]
 
 
-def thread_history(turns: Sequence[str], condenser: Condenser) -> list[Turn]:
+def thread_history(turns: Sequence[str], condenser: Condenser, prefer: Prefer | None = None) -> list[Turn]:
     """The earlier turns as the server keeps them: what was typed and the standalone question it searched."""
     history: list[Turn] = []
     for asked in turns:
-        history.append(Turn(asked, rewrite(asked, history, condenser).question))
+        history.append(Turn(asked, rewrite(asked, history, condenser, prefer).question))
     return history
 
 
@@ -65,7 +66,8 @@ def run_threads(answerer: Answerer, condenser: Condenser, threads: Sequence[dict
         *earlier, follow = t["turns"]
         viewer = Viewer.of(t.get("groups") or [])
         version = t.get("version") or None
-        searched = rewrite(follow, thread_history(earlier, condenser), condenser).question
+        prefer = functools.partial(answerer.likelier, viewer=viewer, version=version)  # as the chat server asks
+        searched = rewrite(follow, thread_history(earlier, condenser, prefer), condenser, prefer).question
         gold = list(t["gold"])
         in_thread = answerer.ask(searched, viewer, version=version)
         alone = answerer.ask(follow, viewer, version=version)
@@ -114,7 +116,9 @@ def run_switches(answerer: Answerer, condenser: Condenser, questions: Sequence[d
     in_thread = alone = rewritten = 0
     for first, second in pairs:
         version = second.get("version") or None
-        searched = rewrite(second["question"], thread_history([first["question"]], condenser), condenser).question
+        prefer = functools.partial(answerer.likelier, viewer=Viewer.of([]), version=version)
+        searched = rewrite(second["question"], thread_history([first["question"]], condenser, prefer), condenser,
+                           prefer).question
         gold = set(second["gold"])
         answer = (asked or {}).get(second["id"]) or answerer.ask(second["question"], Viewer.of([]), version=version)
         alone += bool(set(cited_ids(answer)) & gold)

@@ -195,3 +195,35 @@ def test_an_elliptical_follow_up_asks_the_earlier_question_of_the_part_it_names(
     """The earlier question with its part replaced, never both parts side by side ("… on Vercel … on Netlify")."""
     result = rewrite(question, [Turn(previous, previous)])
     assert result.question == standalone and result.shown
+
+
+def test_a_follow_up_that_names_its_own_subject_is_read_two_ways_and_prefer_decides_which_is_searched():
+    asked: list[tuple[str, ...]] = []
+
+    def prefer(readings):  # noqa: ANN001, ANN202
+        asked.append(tuple(readings))
+        return readings[-1]
+
+    question = "Which TLS versions does the API accept?"
+    history = [Turn(TIMEOUT, TIMEOUT)]
+    result = rewrite(question, history, prefer=prefer)
+    assert asked == [(question, CarrySubject().readings(question, history)[1])]
+    assert result.question == asked[0][1] and result.question.startswith("Which TLS versions does the API accept (")
+    assert result.rewritten and rewrite(question, history, prefer=lambda r: r[0]).question == question
+
+
+def test_an_elliptical_follow_up_or_a_first_question_has_one_reading_and_prefer_is_not_asked():
+    def prefer(readings):  # noqa: ANN001, ANN202
+        raise AssertionError(f"nothing to choose between: {readings}")
+
+    history = [Turn(REGION, REGION)]
+    assert rewrite("How do I do that?", history, prefer=prefer).question == (
+        CarrySubject().condense("How do I do that?", history))
+    assert not rewrite("Which TLS versions does the API accept?", [], prefer=prefer).rewritten
+
+
+def test_an_llm_condenser_decides_alone_even_when_prefer_is_given():
+    model = Model(json.dumps({"question": "Which TLS versions does the API accept?"}))
+    result = rewrite("Which TLS versions does the API accept?", [Turn(REGION, REGION)], LLMCondenser(model),
+                     prefer=lambda readings: readings[-1])
+    assert result.question == "Which TLS versions does the API accept?" and len(model.messages) == 1

@@ -187,3 +187,49 @@ def test_an_unreachable_model_is_never_reported_as_not_in_the_docs_even_under_th
     answer = service.ask("refund window?", Viewer.anonymous())
     assert (answer.state, answer.model_unavailable) == ("unverified", True)
     assert answer.to_dict()["model_unavailable"] is True
+
+
+def test_of_a_follow_up_s_readings_the_one_the_gate_answers_is_searched_and_a_tie_keeps_the_first():
+    embedder = HashEmbedder()
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [REFUNDS]), embedder, floor=-1.0), ExtractiveGenerator())
+    off, on = "What is the capital of France?", "Within how many days are refunds available?"
+    anonymous = Viewer.anonymous()
+    assert service.likelier([off, on], anonymous) == on
+    assert service.likelier([on, off], anonymous) == on
+    assert service.likelier([off, "Who painted the Mona Lisa?"], anonymous) == off  # neither answers: as typed
+    assert service.likelier([on, on], anonymous) == on
+    assert service.likelier([off], anonymous) == off
+
+
+def test_readings_are_searched_as_this_viewer_so_a_section_they_may_not_read_never_decides():
+    secret = make_chunk("internal/overrides", "refund-overrides", "Staff may override the refund window up to 90 days.",
+                        title="Overrides", heading="Refund overrides", access=("staff",))
+    embedder = HashEmbedder()
+    service = Answerer(DenseRetriever(MemoryIndex(embedder, [secret]), embedder, floor=-1.0), ExtractiveGenerator())
+    readings = ["What is the capital of France?", "How many days can staff override the refund window?"]
+    assert service.likelier(readings, Viewer.anonymous()) == readings[0]
+    assert service.likelier(readings, Viewer.of(["staff"])) == readings[1]
+
+
+def test_readings_are_searched_in_the_browsed_docs_version():
+    seen = []
+
+    class RecordingRetriever:
+        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
+            seen.append(version)
+            return DenseRetriever(MemoryIndex(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
+
+    Answerer(RecordingRetriever(), ExtractiveGenerator()).likelier(["a?", "b?"], Viewer.anonymous(), version="1.9")
+    assert seen == ["1.9", "1.9"]
+
+
+def test_without_a_gate_the_first_reading_is_searched_and_nothing_else_is():
+    searched = []
+
+    class RecordingRetriever:
+        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
+            searched.append(question)
+            raise AssertionError("no search is needed to keep the first reading")
+
+    assert Answerer(RecordingRetriever(), ScriptedGenerator(GOOD)).likelier(["a?", "b?"], Viewer.anonymous()) == "a?"
+    assert searched == []

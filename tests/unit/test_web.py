@@ -195,6 +195,30 @@ def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_s
     assert app.post("/api/ask", json={"question": "x?", "thread_id": "../etc"}).status_code == 400
 
 
+def test_a_follow_up_naming_its_own_subject_is_searched_the_way_the_docs_answer_it(tmp_path):
+    """Typed alone, "Are annual plans handled differently?" is only related; beside the thread's subject it is
+    answered, so that reading is searched and shown. A change of subject is answered as typed."""
+    from answer.generate import ExtractiveGenerator
+    from answer.followup import beside_subject
+
+    embedder = HashEmbedder()
+    store = MemoryIndex(embedder, [REFUNDS, TAXES])
+    answerer = Answerer(DenseRetriever(store, embedder, floor=-1.0, k=2), ExtractiveGenerator(),
+                        audit=SQLiteAnswerLog(tmp_path / "answers.sqlite3"))
+    app = TestClient(create_app(Settings(), answerer=answerer, store=store))
+    first = app.post("/api/ask", json={"question": "How long are refunds available?"}).json()
+    follow = "Are annual plans handled differently?"
+    assert app.post("/api/ask", json={"question": follow}).json()["outcome"] == "related"  # alone
+    body = app.post("/api/ask", json={"question": follow, "thread_id": first["thread_id"],
+                                      "owner_token": first["owner_token"]}).json()
+    assert body["question"] == beside_subject(follow, "How long are refunds available?") and body["rewritten"]
+    assert body["outcome"] == "answer" and "Annual plans are refunded pro rata." in json.dumps(body)
+    other = "Is VAT charged on invoices issued in the EU?"
+    switched = app.post("/api/ask", json={"question": other, "thread_id": first["thread_id"],
+                                          "owner_token": first["owner_token"]}).json()
+    assert switched["question"] == other and not switched["rewritten"] and switched["outcome"] == "answer"
+
+
 def test_a_rewrite_that_does_not_read_as_a_question_is_searched_but_never_printed(tmp_path):
     """"Can refunds be raised?" then "How do I do that?" splices into "How do I do refunds be raised?"."""
     app = client(GOOD, GOOD, GOOD, tmp_path=tmp_path)
