@@ -198,8 +198,8 @@ def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_s
 def test_a_follow_up_naming_its_own_subject_is_searched_the_way_the_docs_answer_it(tmp_path):
     """Typed alone, "Are annual plans handled differently?" is only related; beside the thread's subject it is
     answered, so that reading is searched and shown. A change of subject is answered as typed."""
-    from answer.generate import ExtractiveGenerator
     from answer.followup import beside_subject
+    from answer.generate import ExtractiveGenerator
 
     embedder = HashEmbedder()
     store = MemoryIndex(embedder, [REFUNDS, TAXES])
