@@ -16,7 +16,7 @@ The written answer never changes the outcome: refusals and Related passages
 never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
 answers: docs/llm.mdx). Sentences without quote numbers, which small models
-often write, rest on the one quote that supports them, if any.
+often write, rest on the fewest quotes that together support them, if any do.
 
 A reply with a sentence the checker dropped may be asked for again, as a
 sample (`Writer(attempts=…)`), when at the first reply's pace it would still
@@ -30,6 +30,7 @@ never an unchecked one. A decline or a failure is not asked again.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -213,8 +214,13 @@ def _says_nothing(sentence: str, code: str) -> str:
 
 
 def _supporting(sentence: str, passages: Sequence[Passage], checker: SupportChecker) -> tuple[int, ...]:
-    """The number of the first quote that alone supports an unnumbered sentence (none: the sentence is dropped)."""
-    return next(((p.number,) for p in passages if checker.check(sentence, [p.quote]).status == SUPPORTED), ())
+    """The fewest quotes that support an unnumbered sentence: the first that does alone, else the first two that
+    do together ("… is 4 seconds, and the `timeout` option changes it"), and so on (none: it is dropped)."""
+    for size in range(1, len(passages) + 1):
+        for group in itertools.combinations(passages, size):
+            if checker.check(sentence, [p.quote for p in group]).status == SUPPORTED:
+                return tuple(p.number for p in group)
+    return ()
 
 
 def _units(text: str) -> list[tuple[str, int, str]]:
@@ -255,7 +261,7 @@ class Writer:
     """Asks a chat model for the short answer and checks it (see the module docstring)."""
 
     def __init__(self, model: Completion | CitingModel, checker: SupportChecker, *, attempts: int = 1,
-                 deadline: float = 25.0, again_within: float = 12.0,
+                 deadline: float = 25.0, again_within: float = 20.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.model = model
         self.checker = checker
