@@ -146,9 +146,10 @@ class Condenser(Protocol):
     def condense(self, question: str, history: Sequence[Turn]) -> str: ...
 
 
-# "Can I / How do I / What is …": the lead that asks, before the subject.
+# "Can I / How do I / What is / What's …": the lead that asks, before the subject.
 _LEAD = re.compile(
-    r"^\s*(?:(?:how|when|where|why|what|which|who)\s+)?(?:(?:do|does|did|can|could|should|would|will|may|must|is|are|was|were)\s+)?"
+    r"^\s*(?:(?:how|when|where|why|what|which|who)(?:['’]s)?\s+)?"
+    r"(?:(?:do|does|did|can|could|should|would|will|may|must|is|are|was|were)\s+)?"
     r"(?:(?:i|we|you|one|it|there)\s+)?(?:(?:be\s+able\s+to|need\s+to|have\s+to|want\s+to)\s+)?", re.IGNORECASE)
 _VERB_LEAD = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)|can|could|should|may|do|does)\s+(?:i|we|you|one)\b", re.IGNORECASE)
 _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|"

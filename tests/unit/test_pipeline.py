@@ -132,18 +132,23 @@ def test_agent_cannot_widen_access_beyond_the_tool_results_viewer():
     assert ground_tool_result(renumber("q", staff, [(secret, 1.0)]), draft, staff).shown
 
 
+class RecordingRetriever:
+    """Searches REFUNDS and records the docs version each search was asked for."""
+
+    def __init__(self) -> None:
+        self.versions: list[str | None] = []
+
+    def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001, ANN201
+        self.versions.append(version)
+        return DenseRetriever(MemoryIndex(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
+
+
 def test_the_browsed_docs_version_reaches_retrieval():
-    seen = []
-
-    class RecordingRetriever:
-        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
-            seen.append(version)
-            return DenseRetriever(MemoryIndex(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
-
-    service = Answerer(RecordingRetriever(), ExtractiveGenerator())
+    retriever = RecordingRetriever()
+    service = Answerer(retriever, ExtractiveGenerator())
     service.ask("Within how many days are refunds available?", Viewer.anonymous(), version="1.9")
     service.ask("Within how many days are refunds available?", Viewer.anonymous())
-    assert seen == ["1.9", None]
+    assert retriever.versions == ["1.9", None]
 
 
 def test_support_judge_setting_selects_the_checker():
@@ -212,24 +217,12 @@ def test_readings_are_searched_as_this_viewer_so_a_section_they_may_not_read_nev
 
 
 def test_readings_are_searched_in_the_browsed_docs_version():
-    seen = []
-
-    class RecordingRetriever:
-        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
-            seen.append(version)
-            return DenseRetriever(MemoryIndex(HashEmbedder(), [REFUNDS]), HashEmbedder(), floor=-1.0).search(question, viewer)
-
-    Answerer(RecordingRetriever(), ExtractiveGenerator()).likelier(["a?", "b?"], Viewer.anonymous(), version="1.9")
-    assert seen == ["1.9", "1.9"]
+    retriever = RecordingRetriever()
+    Answerer(retriever, ExtractiveGenerator()).likelier(["a?", "b?"], Viewer.anonymous(), version="1.9")
+    assert retriever.versions == ["1.9", "1.9"]
 
 
-def test_without_a_gate_the_first_reading_is_searched_and_nothing_else_is():
-    searched = []
-
-    class RecordingRetriever:
-        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
-            searched.append(question)
-            raise AssertionError("no search is needed to keep the first reading")
-
-    assert Answerer(RecordingRetriever(), ScriptedGenerator(GOOD)).likelier(["a?", "b?"], Viewer.anonymous()) == "a?"
-    assert searched == []
+def test_without_a_gate_the_first_reading_is_kept_and_nothing_is_searched():
+    retriever = RecordingRetriever()
+    assert Answerer(retriever, ScriptedGenerator(GOOD)).likelier(["a?", "b?"], Viewer.anonymous()) == "a?"
+    assert retriever.versions == []
