@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from answer.followup import CarrySubject
+from answer.followup import CarrySubject, beside_subject
 from tests.eval.__main__ import load_jsonl
 from tests.eval.compare import failures, summary
 from tests.eval.followups import run_switches, run_threads, switch_pairs, thread_metrics
@@ -83,6 +83,10 @@ class Answerer:
         return SimpleNamespace(state="answered" if chunk else "refused",
                                claims=(SimpleNamespace(citations=(citation,)),) if chunk else ())
 
+    def likelier(self, readings, viewer, *, version=None):  # noqa: ANN001, ANN201
+        """Like the real one's choice: the first reading its script answers, else the first."""
+        return next((r for r in readings if r in self.script), readings[0])
+
 
 def test_a_follow_up_is_asked_rewritten_in_its_thread_and_as_typed_alone():
     first, follow = "What's the default variant of an Aside?", "What about for badges?"
@@ -95,6 +99,15 @@ def test_a_follow_up_is_asked_rewritten_in_its_thread_and_as_typed_alone():
     assert rows[0].searched == searched and rows[0].in_thread_correct and not rows[0].alone_correct
     assert thread_metrics(rows) == {"threads": 1, "in_thread": 1.0, "alone": 0.0, "gain": 1.0}
     assert thread_metrics([])["in_thread"] is None
+
+
+def test_a_follow_up_naming_its_own_subject_is_searched_the_way_the_answerer_prefers_as_the_server_does():
+    first, follow = "How do I set the default variant of an Aside?", "Which variants exist?"
+    beside = beside_subject(follow, first)
+    answerer = Answerer({beside: "doc:components/asides#variants"})
+    rows = run_threads(answerer, CarrySubject(), [{"id": "t1", "turns": [first, follow],
+                                                  "gold": ["doc:components/asides#variants"]}])
+    assert rows[0].searched == beside and rows[0].in_thread_correct and not rows[0].alone_correct
 
 
 def _question(qid: str, gold: str, answerable: bool = True) -> dict:
