@@ -109,6 +109,8 @@ CONTENT_ROWS: list[Figure] = [
     ("retrieval (embed, dense + BM25, fuse, rerank, dedupe), p50 / p95", ("query",),
      lambda d: f"{_p50_p95(d['retrieval'])} ({d['ratio_p50']:.2f}× a dense-only top-5 at p50)"),
     ("full answer, extractive generator and the answer gate, p50 / p95", ("query", "answer_extractive"), _p50_p95),
+    ("a follow-up naming its own subject: both readings searched and weighed by the gate, p50 / p95",
+     ("query", "followup_two_readings"), _p50_p95),
     ("verifier per answer, p50 / p95", ("query", "verifier_per_answer"), lambda d: f"{d['p50_ms']:.2f} / {d['p95_ms']:.2f} ms"),
     ("answer log: bytes per answer; steady-state size under the default retention", ("answer_log",),
      lambda d: f"{d['bytes_per_answer']:,} B; ~{d['default_steady_state_mb']:,.0f} MB ({d['default_retention']})"),
