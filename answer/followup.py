@@ -6,9 +6,11 @@ Offline, the rule is narrow on purpose: only an *elliptical* follow-up (a
 pronoun standing for the earlier subject, "what about …", a fragment with no
 subject of its own, a noun pointed back at as "that key", or a message that
 opens by going on from the last, "And …", "ok, and …") borrows from the
-previous turn; a follow-up that names its own subject is searched as typed,
-because visitors also change subject within a thread (the evaluation measures
-both: `tests/eval/followups.py`). With an LLM, the model condenses
+previous turn. A follow-up that names its own subject may be about the earlier
+one or change subject (visitors do both; the evaluation measures both:
+`tests/eval/followups.py`): it is read two ways, as typed and with the earlier
+subject beside it, and the chat server keeps the reading the docs answer
+(`rewrite` with `prefer`). With an LLM, the model condenses
 the thread into one question. Either way the rewrite is shown to the visitor
 ("Searched for: …"), so a wrong guess is visible and can be re-asked, when it
 reads as a question (`reads_as_question`); a rewrite that does not is still
@@ -179,10 +181,13 @@ _ASKING = frozenset(key_terms("how what which when where why who can could shoul
 
 def subject(question: str) -> tuple[str, bool]:
     """The earlier question's subject without its asking lead, and whether it is an action ("move my workspace …")."""
-    text = question.strip().rstrip("?!. ").strip()
+    text = _BESIDE.sub("", question.strip()).rstrip("?!. ").strip()  # not the subject an earlier turn carried
     is_action = bool(_VERB_LEAD.match(text))
     rest = _LEAD.sub("", text, count=1).strip()
     return (rest or text), is_action
+
+
+_BESIDE = re.compile(r"\s+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*\?\s*$")  # "… (the earlier subject)?" at the end
 
 
 def own_terms(question: str) -> set[str]:
@@ -350,12 +355,15 @@ class CarrySubject:
         condensed = self.condense(question, history)
         if not history or condensed != question:
             return (condensed,)
+        topic = subject(history[-1].question)[0]
+        if not own_terms(topic):  # the earlier question names nothing to carry
+            return (condensed,)
         return (question, beside_subject(question, history[-1].question))
 
 
 def beside_subject(question: str, previous: str) -> str:
     """The typed question, its words kept, with the previous question's subject beside it in brackets."""
-    return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"
+    return f"{question.strip().rstrip('?')} ({subject(previous)[0]})?"[:MAX_QUESTION_CHARS]
 
 
 CONDENSE_SCHEMA: dict[str, Any] = {

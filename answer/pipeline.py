@@ -141,9 +141,16 @@ class Answerer:
             rset = self.retriever.search(reading, viewer, version=version) if version else self.retriever.search(reading, viewer)
             asked = judge.question(rset.question)
             chosen, _ = judge.pick(asked, rset)
-            return (True, judge.sure(asked, chosen[0], rset)) if chosen else (False, 0.0)
+            if not chosen:
+                return (False, 0.0)
+            sure = judge.sure(asked, chosen[0], rset)
+            return (sure >= judge.confidence.answer_at, sure)  # below the line it would be Related, not an Answer
 
-        scored = [sureness(r) for r in readings]
+        try:
+            scored = [sureness(r) for r in readings]
+        except Exception:  # choosing is extra: a failed search here costs the choice, never the visitor's turn
+            log.exception("weighing the readings of a follow-up failed; searching it as typed")
+            return readings[0]
         return readings[max(range(len(readings)), key=lambda i: (scored[i], -i))]
 
     def events(self, question: str, viewer: Viewer, *, version: str | None = None) -> Iterator[Event]:

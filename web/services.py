@@ -139,7 +139,8 @@ class Services:
 
     def rewrite(self, question: str, thread: str | None, viewer: Viewer, version: str | None = None) -> Rewrite:
         """The standalone question to search for, from the turns of the thread this viewer may see (a follow-up
-        read two ways is searched both ways for this viewer, and the reading the docs answer is kept)."""
+        the offline rule reads two ways is searched both ways for this viewer, and the reading the docs answer is
+        kept; an LLM condenser decides alone)."""
         history = self.threads.history(thread, viewer) if thread else []
         prefer = functools.partial(self.answerer.likelier, viewer=viewer, version=version)
         return rewrite(question, history, self.components.condenser, prefer)

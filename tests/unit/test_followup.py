@@ -212,9 +212,19 @@ def test_a_follow_up_that_names_its_own_subject_is_read_two_ways_and_prefer_deci
     question = "Which TLS versions does the API accept?"
     history = [Turn(TIMEOUT, TIMEOUT)]
     result = rewrite(question, history, prefer=prefer)
-    assert asked == [(question, CarrySubject().readings(question, history)[1])]
-    assert result.question == asked[0][1] and result.question.startswith("Which TLS versions does the API accept (")
+    beside = "Which TLS versions does the API accept (the default request timeout of the SDKs)?"
+    assert asked == [(question, beside)] and result.question == beside
     assert result.rewritten and rewrite(question, history, prefer=lambda r: r[0]).question == question
+
+
+def test_a_subject_carried_beside_an_earlier_turn_is_not_carried_again_into_the_next():
+    """Three turns: the second searched with the first's subject beside it lends only its own subject to the third."""
+    second = "Which TLS versions does the API accept (the default request timeout of the SDKs)?"
+    history = [Turn(TIMEOUT, TIMEOUT), Turn("Which TLS versions does the API accept?", second)]
+    readings = CarrySubject().readings("Which ciphers are allowed?", history)
+    assert readings == ("Which ciphers are allowed?", "Which ciphers are allowed (TLS versions does the API accept)?")
+    assert rewrite("Is it configurable?", history).question == "Is TLS versions does the API accept configurable?"
+    assert CarrySubject().readings("Which ciphers are allowed?", [Turn("?", "?")]) == ("Which ciphers are allowed?",)
 
 
 def test_an_elliptical_follow_up_or_a_first_question_has_one_reading_and_prefer_is_not_asked():

@@ -202,8 +202,18 @@ def test_of_a_follow_up_s_readings_the_one_the_gate_answers_is_searched_and_a_ti
     assert service.likelier([off, on], anonymous) == on
     assert service.likelier([on, off], anonymous) == on
     assert service.likelier([off, "Who painted the Mona Lisa?"], anonymous) == off  # neither answers: as typed
-    assert service.likelier([on, on], anonymous) == on
+    same = "Within how many days are refunds available ?"  # searched alike, answered alike: a tie
+    assert service.likelier([on, same], anonymous) == on and service.likelier([same, on], anonymous) == same
     assert service.likelier([off], anonymous) == off
+
+
+def test_a_failed_search_while_weighing_readings_keeps_the_first_and_never_fails_the_turn():
+    class Down:
+        def search(self, question, viewer, *, k=None, version=None):  # noqa: ANN001
+            raise ConnectionError("the index is unreachable")
+
+    readings = ["What is the capital of France?", "Within how many days are refunds available?"]
+    assert Answerer(Down(), ExtractiveGenerator()).likelier(readings, Viewer.anonymous()) == readings[0]
 
 
 def test_readings_are_searched_as_this_viewer_so_a_section_they_may_not_read_never_decides():
