@@ -126,6 +126,10 @@ class Answerer:
         assert isinstance(last, Done)
         return last.answer
 
+    def _search(self, question: str, viewer: Viewer, version: str | None) -> RetrievalSet:
+        """This viewer's retrieval; the docs version the reader is browsing is a preference, not a filter."""
+        return self.retriever.search(question, viewer, version=version) if version else self.retriever.search(question, viewer)
+
     def likelier(self, readings: Sequence[str], viewer: Viewer, *, version: str | None = None) -> str:
         """Of a follow-up's readings (followup.rewrite), the one whose search the gate answers most surely.
 
@@ -138,7 +142,7 @@ class Answerer:
             return readings[0]
 
         def sureness(reading: str) -> tuple[bool, float]:
-            rset = self.retriever.search(reading, viewer, version=version) if version else self.retriever.search(reading, viewer)
+            rset = self._search(reading, viewer, version)
             asked = judge.question(rset.question)
             chosen, _ = judge.pick(asked, rset)
             if not chosen:
@@ -157,8 +161,7 @@ class Answerer:
         """Retrieved titles first, then each verified claim, then the finished answer."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        # The docs version the reader is browsing is a preference, not a filter.
-        rset = self.retriever.search(question, viewer, version=version) if version else self.retriever.search(question, viewer)
+        rset = self._search(question, viewer, version)
         timings["retrieve"] = round(time.perf_counter() - started, 4)
         yield Retrieved(rset)
         if not rset:
