@@ -2,6 +2,9 @@
 
 Fusion works on ranks, not raw scores, because cosine similarity and BM25
 live on unrelated scales; deep lists (top-50 each) are what make it pay off.
+Scores scaled per question and added find the gold section more often on
+every evaluation set, but were not taken: the answer gate's refusals read
+which six sections arrive, and they lost refusals (docs/performance.mdx).
 """
 
 from __future__ import annotations
