@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -101,15 +102,24 @@ def figures(questions: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome])
             "quoted_chars_p50": int(_p([o.quoted for o in outcomes if o.answered], 0.5))}
 
 
-def changes(questions: Sequence[Mapping[str, Any]], before: Sequence[Outcome], after: Sequence[Outcome]) -> list[str]:
-    """The questions a variant changes: now right or wrong, now answered or refused."""
+def changes(questions: Sequence[Mapping[str, Any]], before: Sequence[Outcome], after: Sequence[Outcome], *,
+            figures_only: bool = False) -> list[str]:
+    """The questions a variant changes: now right or wrong, now answered or refused.
+
+    For a set kept for figures only (questions written outside the team) no question is named: only how many
+    moved each way, so a screen never shows which of its questions failed.
+    """
     def state(q: Mapping[str, Any], o: Outcome) -> str:
         if not q["answerable"]:
             return "answered" if o.answered else "refused"
         return "correct" if o.correct else "answered without the gold" if o.answered else "refused"
 
-    return [f"{q['id']}: {state(q, a)} -> {state(q, b)}" for q, a, b in zip(questions, before, after, strict=True)
-            if state(q, a) != state(q, b)]
+    moved = [(q["id"], state(q, a), state(q, b)) for q, a, b in zip(questions, before, after, strict=True)
+             if state(q, a) != state(q, b)]
+    if figures_only:
+        counted = Counter(f"{was} -> {now}" for _, was, now in moved)
+        return [f"{n} question{'s' if n > 1 else ''}: {way}" for way, n in sorted(counted.items())]
+    return [f"{qid}: {was} -> {now}" for qid, was, now in moved]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {site.name} ({len(questions)} questions)")
         for name, outcomes in found.items():
             print(f"  {name}: {figures(questions, outcomes)}")
-            for line in changes(questions, found["default"], outcomes):
+            for line in changes(questions, found["default"], outcomes, figures_only=site.figures_only):
                 print(f"      {line}")
     return 0
 

@@ -9,7 +9,7 @@ from answer.gate.features import AnswerExtractor
 from answer.gate.vocabulary import Vocabulary
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
-from tests.eval.replay import changes, figures, parse_variant, replay
+from tests.eval.replay import Outcome, changes, figures, parse_variant, replay
 from tests.fakes import make_chunk
 
 
@@ -45,3 +45,17 @@ def test_the_replay_grades_each_variant_as_make_eval_does_and_restores_the_gate(
                                                     "quoted_chars_p50": len(refunds.text)}
     assert figures(questions, found["floor=100"])["answer_rate"] == 0.0  # nothing reaches the floor: all refused
     assert changes(questions, found["default"], found["floor=100"]) == ["q1: correct -> refused"]
+
+
+def test_a_figures_only_set_is_screened_by_counts_never_by_question():
+    # The replay once printed each changed question's id for the set written outside the team, whose
+    # per-question results nobody here may read; such a set now says only how many moved each way.
+    right, refused = Outcome(True, True, True, 10), Outcome(False, False, False, 0)
+    questions = [{"id": f"mt{n:03}", "answerable": True} for n in range(3)] + [{"id": "mt900", "answerable": False}]
+    before = [right, right, right, refused]
+    after = [refused, refused, right, right]
+    assert changes(questions, before, after) == ["mt000: correct -> refused", "mt001: correct -> refused",
+                                                 "mt900: refused -> answered"]
+    shown = changes(questions, before, after, figures_only=True)
+    assert shown == ["2 questions: correct -> refused", "1 question: refused -> answered"]
+    assert not any("mt0" in line or "mt9" in line for line in shown)
