@@ -182,7 +182,8 @@ def names_a_sibling(question: Question, statement: str) -> str:
         name, noun = match.group(1), match.group(2)
         if _SENTENCE_START.search(question.text[: match.start()]) or name.lower() in lowered:
             continue  # a sentence's first word is no qualifier; a quote that uses the name may be about it
-        for other in re.finditer(rf"\b([A-Z][\w-]*)\s+{re.escape(noun)}\b", statement):
+        # "The Open Source Software (OSS) plan …": an abbreviation in brackets names the thing as well as a word does
+        for other in re.finditer(rf"\(?\b([A-Z][\w-]*)\)?\s+{re.escape(noun)}\b", statement):
             if not _SENTENCE_START.search(statement[: other.start()]):
                 return f"the quote is about the {other.group(1)} {noun}, the question about the {name} {noun}"
     return ""

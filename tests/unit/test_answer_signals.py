@@ -276,6 +276,9 @@ def test_a_contradiction_between_two_pages_is_noticed_on_a_site_without_versions
     ("How many days are runs kept on the Business plan?", "Data is kept for 30 days on every plan.", ""),
     ("Express apps fail the signature check. Why?", "The Next app reads the raw body.", ""),  # a first word qualifies nothing
     ("Why does my Express app fail the signature check?", "In a Next app, read the raw body first.", "Next app"),
+    # cypress-docs: the Team plan's price was answered with "The Open Source Software (OSS) plan is a free upgrade …"
+    ("How much does the Team plan cost per month?", "The Open Source Software (OSS) plan is a free upgrade.", "OSS plan"),
+    ("How much does the OSS plan cost?", "The Open Source Software (OSS) plan is a free upgrade.", ""),
 ])
 def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(question, quote, about):
     from answer.gate import analyze
