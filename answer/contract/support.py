@@ -21,6 +21,8 @@ from ingest.normalize import normalize
 from ingest.text import NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
 from ingest.units import RATE, SIZE, TIME, UNITS, spellings
 
+from .spans import sentence_starts
+
 # How far a claim's quotes bear it out: `partial` is its own outcome, never rounded up.
 Status = Literal["supported", "partial", "unsupported"]
 SUPPORTED: Status = "supported"
@@ -91,6 +93,49 @@ def _unit_conflict(number: str, evidence: set[str]) -> bool:
     return bool(same_value) and all(UNIT_FAMILIES.get(u) == family and u != unit for u in same_value)
 
 
+# A word written with a capital after a lower-case word or a comma ("On Free and Starter plans"): the name of a plan,
+# product or place, which a number in a claim may belong to. A sentence's first word is not one.
+_NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+def misbound_number(claim: str, quotes: Sequence[str]) -> str:
+    """Why a number in the claim belongs to another name in the quotes ("" when none does).
+
+    Every word of "You can set the timeout on the Starter plan to any value from 5 to 30 seconds" is in a quote
+    saying "On Growth and Enterprise plans you can set it to any value from 5 to 30 seconds. On Free and Starter
+    plans the timeout is fixed at 15 seconds": the number test and the key terms pass a claim that is false. So a
+    name the claim puts before a number in the same sentence (back to the number before it) must share a quote
+    sentence with that number whenever the quotes give the name a number of its own; a name the quotes never
+    number is not held to one. Sentences are cut the same way on both sides (and at line ends, so list items and
+    table rows stand alone), so a claim copied from its quote always passes.
+    """
+    evidence = " ".join(quotes)
+    names = {stem(n.lower()) for n in _NAME.findall(evidence)} - TERM_STOPWORDS
+    if not names:
+        return ""
+    said = [({_bare(n) for n in numbers(unit)}, key_terms(unit)) for quote in quotes for unit in _units(quote)]
+    for unit in _units(claim):
+        text = normalize(unit).text
+        before = 0
+        for match in NUMBER_WITH_UNIT.finditer(text):
+            value = match.group(1).replace(",", "")
+            for name in sorted(key_terms(text[before:match.start()]) & names):
+                together = any(value in values and name in terms for values, terms in said)
+                numbered = any(values and name in terms for values, terms in said)
+                if numbered and not together:
+                    word = next((w for w in re.findall(r"[\w-]+", unit) if stem(w.lower()) == name), name)
+                    return f"the quotes do not give {value} for {word}"
+            before = match.end()
+    return ""
+
+
+def _units(text: str) -> list[str]:
+    """A text's sentences, each cut again at its line ends."""
+    starts = sentence_starts(text) or (0,)
+    return [line for a, b in zip(starts, [*starts[1:], len(text)], strict=True)
+            for line in text[a:b].split("\n") if line.strip()]
+
+
 class DeterministicChecker:
     """Numbers, negation and key-term coverage; thresholds tuned to fail closed."""
 
@@ -111,6 +156,9 @@ class DeterministicChecker:
         )
         if missing:
             return Support(UNSUPPORTED, (f"number not in the quotes: {', '.join(missing)}",))
+        misbound = misbound_number(claim, quotes) if claim_numbers else ""
+        if misbound:
+            return Support(UNSUPPORTED, (misbound,))
         if has_negation(normalize(claim).text) != has_negation(normalize(evidence).text):
             return Support(UNSUPPORTED, ("negation differs between claim and quotes",))
         absolute = sorted(absolutes(claim) - absolutes(evidence))

@@ -85,3 +85,43 @@ def test_same_value_with_another_unit_of_the_same_kind_is_a_contradiction():
     # A unit the quote states too, next to another, is fine.
     both = ["Payloads can be up to 1 MB, or 1,024 KB."]
     assert DeterministicChecker().check("Payloads can be up to 1 MB.", both).status == "supported"
+
+
+# Two plans, each with its own number: every word of a claim that gives one plan the other's number is in the quote.
+PLANS = ("On Growth and Enterprise plans you can set `timeout_seconds` on an endpoint to any value from 5 to 30 "
+         "seconds. On Free and Starter plans the timeout is fixed at 15 seconds, and trying to change it fails "
+         "with `FD-4032`.")
+
+
+@pytest.mark.parametrize("claim, status", [
+    # seen from a 1.5B model writing the answer: true words, false claim
+    ("Yes, you can set the endpoint timeout on the Starter plans to any value from 5 to 30 seconds.", "unsupported"),
+    ("On Free plans the timeout can be set to any value from 5 to 30 seconds.", "unsupported"),
+    ("On Growth and Enterprise plans you can set the endpoint timeout to any value from 5 to 30 seconds.",
+     "supported"),
+    ("On Starter plans the timeout is fixed at 15 seconds.", "supported"),
+    ("The timeout is fixed at 15 seconds; trying to change it fails with `FD-4032`.", "supported"),
+])
+def test_a_number_stays_with_the_name_the_quote_gives_it(claim, status):
+    support = DeterministicChecker(supported_at=1.0).check(claim, [PLANS])
+    assert support.status == status
+    if status == "unsupported":
+        assert support.reasons[0].startswith("the quotes do not give 5 for ")
+
+
+def test_a_name_the_quotes_never_number_is_not_held_to_one():
+    quotes = ["Growth keeps audit entries for 90 days. Entries are exported from the Settings page as CSV."]
+    claim = "From the Settings page, Growth exports audit entries kept for 90 days."
+    assert DeterministicChecker(supported_at=1.0).check(claim, quotes).status == "supported"
+
+
+def test_a_claim_copied_from_a_list_keeps_each_number_with_its_own_line():
+    """Seen on content/: a copied claim was dropped when a name from the lead-in was read as a later line's."""
+    quote = ("All official SDKs share the same network behaviour out of the box:\n\n"
+             "- Request timeout: 30 seconds per request.\n"
+             "- Automatic retries: 2 retries on connection errors, `429` and `5xx` responses, with exponential "
+             "backoff starting at 500 ms.\n"
+             "- Idempotency keys: generated automatically (UUID v4) for every `POST /v2/events` call, so an SDK retry "
+             "never creates a duplicate event. See Idempotency.\n"
+             "- Region: the SDK reads the region from the API key, so you do not need to set a base URL.")
+    assert DeterministicChecker(supported_at=1.0).check(quote, [quote]).status == "supported"

@@ -55,6 +55,16 @@ def test_a_sentence_is_shown_only_when_the_quotes_it_names_support_it():
     assert dropped["Replays are billed per event."].status == "names no quote"
 
 
+def test_a_sentence_giving_one_plan_the_number_the_quote_gives_another_is_not_shown():
+    plans = Passage(1, "On Growth plans you can set the timeout to any value from 5 to 30 seconds. On Free and "
+                       "Starter plans the timeout is fixed at 15 seconds.", "Timeouts", 0)
+    written = read_reply("Yes, you can set the timeout on the Starter plan to any value from 5 to 30 seconds [1]. "
+                         "On Starter plans the timeout is fixed at 15 seconds [1].", [plans], CHECK)
+    assert [s.text for s in written.sentences] == ["On Starter plans the timeout is fixed at 15 seconds."]
+    assert written.dropped[0].status == "unsupported"
+    assert written.dropped[0].reasons == ("the quotes do not give 5 for Starter",)
+
+
 def test_a_sentence_without_numbers_rests_on_the_one_quote_that_supports_it():
     """Small models often leave the numbers out; the checker, not the model, then names the quote."""
     written = read_reply("Retained events can be replayed from the dashboard.", [RETAINED, REPLAY], CHECK)
