@@ -93,9 +93,12 @@ def _unit_conflict(number: str, evidence: set[str]) -> bool:
     return bool(same_value) and all(UNIT_FAMILIES.get(u) == family and u != unit for u in same_value)
 
 
-# A word written with a capital after a lower-case word or a comma ("On Free and Starter plans"): the name of a plan,
-# product or place, which a number in a claim may belong to. A sentence's first word is not one.
+# A word written with a capital after a lower-case word, a digit or a comma ("On Free and Starter plans"): the
+# name of a plan, product or place, which a number in a claim may belong to. A sentence's first word is not one.
 _NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+_CAPITALIZED = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# A line that starts a list item or a table row: a unit of its own even inside one sentence.
+_ITEM_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s)|\|")
 
 
 def misbound_number(claim: str, quotes: Sequence[str]) -> str:
@@ -104,36 +107,49 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     Every word of "You can set the timeout on the Starter plan to any value from 5 to 30 seconds" is in a quote
     saying "On Growth and Enterprise plans you can set it to any value from 5 to 30 seconds. On Free and Starter
     plans the timeout is fixed at 15 seconds": the number test and the key terms pass a claim that is false. So a
-    name the claim puts before a number in the same sentence (back to the number before it) must share a quote
-    sentence with that number whenever the quotes give the name a number of its own; a name the quotes never
-    number is not held to one. Sentences are cut the same way on both sides (and at line ends, so list items and
-    table rows stand alone), so a claim copied from its quote always passes.
+    name the claim writes before a number in the same sentence (back to the number before it) must share a quote
+    sentence with that number whenever the quotes give the name a quantity of its own ("15 seconds"; a version
+    like "2.4" is not one). Names are capitalized on both sides, so "set" is not "Settings". Sentences are cut
+    the same way on both sides, and again where a list item or table row starts, so a claim copied from its quote
+    passes.
     """
-    evidence = " ".join(quotes)
-    names = {stem(n.lower()) for n in _NAME.findall(evidence)} - TERM_STOPWORDS
+    names = {stem(n.lower()) for n in _NAME.findall(" ".join(quotes))} - TERM_STOPWORDS
     if not names:
         return ""
-    said = [({_bare(n) for n in numbers(unit)}, key_terms(unit)) for quote in quotes for unit in _units(quote)]
+    said = [({_bare(n) for n in found}, any(" " in n for n in found), _named(unit))
+            for quote in quotes for unit in _units(quote) for found in [numbers(unit)]]
     for unit in _units(claim):
-        text = normalize(unit).text
         before = 0
-        for match in NUMBER_WITH_UNIT.finditer(text):
+        for match in NUMBER_WITH_UNIT.finditer(unit):
             value = match.group(1).replace(",", "")
-            for name in sorted(key_terms(text[before:match.start()]) & names):
-                together = any(value in values and name in terms for values, terms in said)
-                numbered = any(values and name in terms for values, terms in said)
+            for name in sorted(_named(unit[before:match.start()]) & names):
+                together = any(value in values and name in named for values, _, named in said)
+                numbered = any(quantity and name in named for _, quantity, named in said)
                 if numbered and not together:
-                    word = next((w for w in re.findall(r"[\w-]+", unit) if stem(w.lower()) == name), name)
+                    word = next(w for w in _CAPITALIZED.findall(unit[before:match.start()]) if stem(w.lower()) == name)
                     return f"the quotes do not give {value} for {word}"
             before = match.end()
     return ""
 
 
+def _named(text: str) -> set[str]:
+    return {stem(w.lower()) for w in _CAPITALIZED.findall(text)}
+
+
 def _units(text: str) -> list[str]:
-    """A text's sentences, each cut again at its line ends."""
+    """A text's sentences, each cut again at a blank line and where a list item or a table row starts (a hard
+    line break inside a sentence is not a cut)."""
     starts = sentence_starts(text) or (0,)
-    return [line for a, b in zip(starts, [*starts[1:], len(text)], strict=True)
-            for line in text[a:b].split("\n") if line.strip()]
+    units: list[str] = []
+    for a, b in zip(starts, [*starts[1:], len(text)], strict=True):
+        pieces: list[str] = []
+        for line in text[a:b].split("\n"):
+            if pieces and pieces[-1].strip() and line.strip() and not _ITEM_LINE.search(line):
+                pieces[-1] += "\n" + line
+            else:
+                pieces.append(line)
+        units += [piece for piece in pieces if piece.strip()]
+    return units
 
 
 class DeterministicChecker:

@@ -125,3 +125,19 @@ def test_a_claim_copied_from_a_list_keeps_each_number_with_its_own_line():
              "never creates a duplicate event. See Idempotency.\n"
              "- Region: the SDK reads the region from the API key, so you do not need to set a base URL.")
     assert DeterministicChecker(supported_at=1.0).check(quote, [quote]).status == "supported"
+
+
+@pytest.mark.parametrize("claim, quotes", [
+    # a hard line break inside the quoted sentence is not a cut: copied on one line, it still passes
+    ("On Starter plans the timeout is fixed at 15 seconds.",
+     ["On Starter plans the timeout is fixed\nat 15 seconds. On Free and Starter plans you get 3 retries."]),
+    # a name is a capitalized word on both sides: "set" is not the "Settings" page, which has a number of its own
+    ("On Growth plans you can set the timeout to any value from 5 to 30 seconds.",
+     ["Open Settings to change it. In Settings you can add up to 3 endpoints.",
+      "On Growth plans the timeout can be changed to any value from 5 to 30 seconds."]),
+    # a version is not a quantity the name owns
+    ("Ferrydeck retries failed deliveries up to 8 times over 24 hours.",
+     ["These docs cover Ferrydeck 2.4 and later.", "Failed deliveries are retried up to 8 times over 24 hours."]),
+])
+def test_what_a_number_binding_does_not_hold_a_claim_to(claim, quotes):
+    assert DeterministicChecker(supported_at=0.8).check(claim, quotes).status == "supported"
