@@ -64,7 +64,10 @@ def started(tmp_path: Path, model_dir: Path, llm: BackoffLLM, stack: ExitStack, 
     data = tmp_path / "data"
     link_models(data, model_dir)
     env = environment(write_site(tmp_path / "site"), data) | {
-        "LLM_MODEL": "openai/holding", "LLM_API_BASE": llm.url, "LLM_API_KEY": "x", "LLM_TIMEOUT": "120", **extra}
+        "LLM_MODEL": "openai/holding", "LLM_API_BASE": llm.url, "LLM_API_KEY": "x", "LLM_TIMEOUT": "120",
+        # The model drafts the claims, streamed, so the answer is held mid-stream; as a writer (the default role)
+        # it would be asked only after the offline claims, and whether the signal came first was a race.
+        "LLM_ROLE": "draft", **extra}
     log = tmp_path / "web.log"
     process = launch_web(env, stack.enter_context(log.open("wb")))
     url = stack.enter_context(supervised_web(process, env, log))
