@@ -6,7 +6,8 @@ explainable: every number (with its unit), every negation and every
 unbounded word ("forever", "unlimited") in the claim must appear in its
 quotes, and the claim's key terms must be covered by them.
 A claim saying "90 days" against a quote saying "30 days" is unsupported, not
-partial. Checkers are pluggable (`SupportChecker`), so an LLM judge can sit
+partial; so is one giving the Starter plan the number its quote gives Growth
+(`misbound_number`). Checkers are pluggable (`SupportChecker`), so an LLM judge can sit
 beside this one; this one stays the default because it is reproducible.
 """
 
@@ -153,7 +154,7 @@ def _units(text: str) -> list[str]:
 
 
 class DeterministicChecker:
-    """Numbers, negation and key-term coverage; thresholds tuned to fail closed."""
+    """Numbers (each with its name), negation and key-term coverage; thresholds tuned to fail closed."""
 
     def __init__(self, *, supported_at: float = 0.8, partial_at: float = 0.5) -> None:
         self.supported_at = supported_at
