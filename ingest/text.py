@@ -69,6 +69,11 @@ def term_words(normalized: str) -> list[str]:
     return _TERM_WORD.findall(normalized)
 
 
+# A word written with a capital inside a sentence, after a lower-case word, a digit or a comma ("On Free and
+# Starter plans", "the Pay-As-You-Go plan"): the name of a plan, product or place. A sentence's first word is not one.
+NAME_IN_SENTENCE = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+
+
 _COMPOUND = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b|"
                        r"\b[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")
 _COMPOUND_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ingest.normalize import normalize
-from ingest.text import NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
+from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
 from ingest.units import RATE, SIZE, TIME, UNITS, spellings
 
 from .spans import sentence_starts
@@ -94,9 +94,6 @@ def _unit_conflict(number: str, evidence: set[str]) -> bool:
     return bool(same_value) and all(UNIT_FAMILIES.get(u) == family and u != unit for u in same_value)
 
 
-# A word written with a capital after a lower-case word, a digit or a comma ("On Free and Starter plans"): the
-# name of a plan, product or place, which a number in a claim may belong to. A sentence's first word is not one.
-_NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 _CAPITALIZED = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # A line that starts a list item or a table row: a unit of its own even inside one sentence.
 _ITEM_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s)|\|")
@@ -114,7 +111,8 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     the same way on both sides, and again where a list item or table row starts, so a claim copied from its quote
     passes.
     """
-    names = {stem(n.lower()) for n in _NAME.findall(" ".join(quotes))} - TERM_STOPWORDS
+    # each quote on its own: joined, one quote's first word would follow the last word of another
+    names = {stem(n.lower()) for quote in quotes for n in NAME_IN_SENTENCE.findall(quote)} - TERM_STOPWORDS
     if not names:
         return ""
     said = [({_bare(n) for n in found}, any(" " in n for n in found), _named(unit))

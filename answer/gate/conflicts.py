@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ingest.text import key_terms
+from ingest.text import NAME_IN_SENTENCE, key_terms
 from ingest.units import COUNT, SHARE, SIZE, TIME, UNITS, spellings
 
 from .english import BOUND
@@ -34,9 +34,6 @@ class Amount:
     value: float  # in the family's base unit
     bound: bool  # a limit or a range end ("up to 30 s", "5–30 s"), not the value itself
     text: str  # as written ("30 seconds")
-
-
-_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z0-9]+")  # a capitalised word inside a sentence: a plan, a product
 
 
 def amounts(text: str) -> list[Amount]:
@@ -73,7 +70,7 @@ def disagree(a: str, b: str) -> bool:
     if all({x.value for x in left if (x.family, x.bound) == k} & {y.value for y in right if (y.family, y.bound) == k}
            for k in kinds):
         return False  # every shared kind of amount has a value both state
-    names_a, names_b = set(_NAME.findall(a)), set(_NAME.findall(b))
+    names_a, names_b = set(NAME_IN_SENTENCE.findall(a)), set(NAME_IN_SENTENCE.findall(b))
     ta, tb = _topic(a) | {n.lower() for n in names_a}, _topic(b) | {n.lower() for n in names_b}
     if not ta or not tb or (ta - tb and tb - ta):
         return False  # each says something the other does not ("monthly" / "annual"): about different things

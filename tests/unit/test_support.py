@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from answer.contract.support import DeterministicChecker
+from answer.contract.support import DeterministicChecker, misbound_number
 from answer.errors import GeneratorError
 from answer.llm.judge import LLMJudge
 
@@ -141,3 +141,10 @@ def test_a_claim_copied_from_a_list_keeps_each_number_with_its_own_line():
 ])
 def test_what_a_number_binding_does_not_hold_a_claim_to(claim, quotes):
     assert DeterministicChecker(supported_at=0.8).check(claim, quotes).status == "supported"
+
+
+def test_names_are_read_quote_by_quote_so_their_order_changes_nothing():
+    """Joined, a quote ending "… 14 days" put the next quote's first word mid-sentence, where it read as a name."""
+    refunds, invoices = "Refunds take 14 days", "Enterprise invoices are due in 30 days."
+    claim = "On Enterprise, refunds take 14 days."
+    assert misbound_number(claim, [refunds, invoices]) == misbound_number(claim, [invoices, refunds]) == ""
