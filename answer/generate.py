@@ -20,8 +20,10 @@ from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
 from .contract.draft import Draft, DraftClaim, PartialClaim, Quote
+from .contract.spans import answer_word_before
 from .gate import AnswerGate
-from .gate.features import AnswerExtractor
+from .gate.features import AnswerExtractor, Span
+from .gate.question import YESNO
 from .gate.weights import MAX_QUOTES
 
 
@@ -61,6 +63,20 @@ class ExtractiveGenerator:
             chosen = self.judge.closest(asked, rset, max_spans=self.max_claims)
             if not chosen:
                 return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons)
-        claims = tuple(DraftClaim((Quote(s.span.handle, s.span.text),), s.span.text) for s in chosen)
+        quotes = [s.span.text for s in chosen]
+        if not closest and asked.kind == YESNO:
+            quotes[0] = _with_answer_word(rset, chosen[0].span)
+        claims = tuple(DraftClaim((Quote(s.span.handle, quote),), quote) for s, quote in zip(chosen, quotes, strict=True))
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
         return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest)
+
+
+def _with_answer_word(rset: RetrievalSet, span: Span) -> str:
+    """The direct answer to a yes/no question with the "No." or "Yes." its paragraph opens with, when it has one:
+    only the direct answer, since a paragraph's "Yes." answers its own heading, which a supporting span's
+    heading need not share with the question."""
+    hit = rset.get(span.handle)
+    if hit is None:
+        return span.text
+    start = answer_word_before(hit.chunk.text, span.start)
+    return hit.chunk.text[start:span.end]

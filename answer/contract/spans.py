@@ -94,6 +94,24 @@ def whole_code(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def answer_word_before(text: str, start: int) -> int:
+    """Where a quote starting at `start` begins when it takes the short answer that opens its paragraph.
+
+    FAQ answers often open with a sentence too short to quote alone ("No.", "Yes!", "Not yet."), then
+    explain: "No. A self-hosted version is not available at this time." For a yes/no question, the quote
+    without its "No." leaves the visitor to work the answer out. `start` itself when no such sentence sits
+    right before it: the paragraph's first sentence, whole, and under `MIN_QUOTE_CHARS`.
+    """
+    for block_start, block_end, kind in _blocks(text):
+        if kind == "prose" and block_start < start < block_end:
+            cuts = [at for at in sentence_starts(text[block_start:block_end]) if at]
+            opening = text[block_start:start]
+            if cuts and block_start + cuts[0] == start and _too_short(opening):
+                return block_start
+            return start
+    return start
+
+
 def table_header(text: str, offset: int) -> str:
     """The header row of the table whose row contains `offset`, or "" when it is not in a table row."""
     for start, end, kind in _blocks(text):
@@ -222,6 +240,10 @@ def sentence_starts(text: str) -> tuple[int, ...]:
     sentencex 11. A cut inside a `code span` is the caller's to drop: syntok does not know Markdown.
     """
     return tuple(sentence[0].offset for paragraph in analyze(text) for sentence in paragraph if sentence)
+
+
+def _too_short(sentence: str) -> bool:
+    return len(without_markup(sentence).strip()) < MIN_QUOTE_CHARS
 
 
 def _inside_code(text: str, at: int) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 from answer.contract.result import Answer
 from answer.contract.support import DeterministicChecker
 from answer.pipeline import Answerer, Done, Shown
+from ingest.mdx import FENCE_LINE
 from ingest.normalize import normalize
 from retrieval.viewer import Viewer
 
@@ -124,6 +125,55 @@ def _at_its_offsets(answer: Answer, citation: Any) -> bool:
     return hit is not None and hit.chunk.id == citation.chunk_id and hit.chunk.text[citation.start:citation.end] == citation.quote
 
 
+# Where a quote may begin: the chunk's start, a line's start after Markdown's own markers (a list item, a table
+# cell, a quote, a heading), or right after a sentence's end.
+_LINE_MARKERS = re.compile(r"^[\s>#*+\-|]*(?:\d{1,3}[.)])?[\s|]*$")
+_SENTENCE_END = re.compile(r"""[.!?:;]["')\]*\*]*$""")
+_ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|\b(?:etc|vs|cf|approx|incl|Mr|Ms|Dr)\.)$")  # "a.k.a.", "e.g."
+
+
+def starts_mid_sentence(text: str, start: int) -> bool:
+    """A quote that begins inside a sentence ("Gull, uses the new runner" of "Tern 2+, a.k.a. Gull, uses …").
+
+    Read from the chunk's characters alone, not from the segmenter that cut the quote, so a segmenter's mistake
+    shows here instead of being agreed with."""
+    before = text[:start]
+    line = before[before.rfind("\n") + 1:]
+    if _LINE_MARKERS.match(line):
+        return False
+    before = before.rstrip()
+    return not _SENTENCE_END.search(before) or bool(_ABBREVIATION.search(before))
+
+
+def cuts_a_code_block(text: str, start: int, end: int) -> bool:
+    """A quote that begins or ends inside a fenced code block: a block is quoted whole or not at all."""
+    def inside(lines: list[str]) -> bool:
+        open_fence = ""
+        for line in lines:
+            fence = FENCE_LINE.match(line)
+            if fence and (not open_fence or fence.group(1).startswith(open_fence)):
+                open_fence = "" if open_fence else fence.group(1)
+        return bool(open_fence)
+
+    # a quote may begin on a fence line and end right after one: the lines before its start, all lines to its end
+    return inside(text[:start].split("\n")[:-1]) or inside(text[:end].split("\n"))
+
+
+def quote_edges(answers: list[Answer]) -> dict[str, int]:
+    """Shown quotes cut in the wrong place, counted over every shown quote of every answer."""
+    quotes = mid = code = 0
+    for answer in answers:
+        for claim in answer.claims:
+            for citation in claim.citations:
+                hit = answer.retrieval.get(citation.handle)
+                if hit is None:
+                    continue
+                quotes += 1
+                mid += starts_mid_sentence(hit.chunk.text, citation.start)
+                code += cuts_a_code_block(hit.chunk.text, citation.start, citation.end)
+    return {"quotes": quotes, "start_mid_sentence": mid, "cut_a_code_block": code}
+
+
 def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) -> dict[str, Any]:
     """All headline numbers for one generator."""
     answerable = [r for r in rows if r.answerable]
@@ -152,6 +202,7 @@ def metrics(rows: list[Row], answers: list[Answer], anchor_ok: dict[str, bool]) 
         "quote_correctness": _share(quotes_ok, quotes_total),  # of every quote proposed, over all attempts
         "shown_quote_correctness": _share(sum(_at_its_offsets(a, x) for a in answers for c in a.claims for x in c.citations),
                                           len(citations)),  # re-checked here against the chunk text: must be 1.0
+        "quote_edges": quote_edges(answers),
         "attribution_coverage": _share(sum(bool(c.citations) for c in shown), len(shown)),
         "citation_precision_auto": _share(precise, len(citations)),
         # Unanswerable for this viewer and not shown as an Answer: refused, or the closest passages labelled as such.

@@ -82,3 +82,18 @@ def _answerer_without_writer():  # noqa: ANN202
 
     gate = AnswerGate(AnswerExtractor())
     return Answerer(Fixed(RETENTION, EXPORT), ExtractiveGenerator(judge=gate), judge=gate)
+
+
+def test_a_quote_edge_is_read_from_the_chunk_not_from_the_segmenter():
+    from tests.eval.grounding import cuts_a_code_block, starts_mid_sentence
+
+    text = ("Tern 2+, a.k.a. Gull, uses the new runner. It starts faster.\n\n- one item here\n\n"
+            "| Plan | Limit |\n| --- | --- |\n| Starter | 50 |\n\nNo. It is off.\n\nSet it:\n\n```yaml\nkey: \"v\"\n```\n")
+    for start in (0, text.index("It starts"), text.index("one item"), text.index("Starter |"), text.index("It is off")):
+        assert not starts_mid_sentence(text, start), text[start:start + 12]
+    for start in (text.index("Gull"), text.index("uses the"), text.index("faster")):
+        assert starts_mid_sentence(text, start), text[start:start + 12]
+    block_end = text.index("```\n", text.index("key:")) + 3
+    assert not cuts_a_code_block(text, text.index("Set it"), block_end)
+    assert cuts_a_code_block(text, text.index("Set it"), block_end - 1)  # stops before the closing fence
+    assert cuts_a_code_block(text, text.index("key:"), block_end)  # starts inside the block, without its fence

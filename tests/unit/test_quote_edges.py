@@ -2,8 +2,9 @@
 
 Each case is a pattern seen on sites nobody here wrote questions for: a
 sentence split at "a.k.a." quoted from its middle, a quoted config block that
-lost its closing quote (copied, it breaks the reader's config), and a how-to
-sentence ending in a period whose command sits in the block after it.
+lost its closing quote (copied, it breaks the reader's config), a how-to
+sentence ending in a period whose command sits in the block after it, and a
+FAQ's "No." lost from the answer to a yes/no question.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import pytest
 
 from answer.contract.draft import Draft, DraftClaim, Quote
-from answer.contract.spans import units
+from answer.contract.spans import answer_word_before, units
 from answer.contract.verify import verify
-from answer.gate.features import spans_of
+from answer.gate import AnswerGate
+from answer.gate.features import AnswerExtractor, spans_of
+from answer.generate import ExtractiveGenerator
+from answer.pipeline import Answerer
 from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -103,3 +107,38 @@ def test_a_how_to_sentence_before_a_tabs_component_is_quoted_with_the_first_tab_
     assert span.introduces == "code"
     assert span.text.endswith("```sh\nnpx ferry add node\n```")  # the first tab's block, whole, and only it
     assert "pnpm" not in span.text and span.text in chunk.text
+
+
+
+FAQ = ("No. A self-hosted version of the dashboard is not available at this time. Your data stays in our EU "
+       "region.\n\nYes. The export runs nightly and keeps every field.")
+
+
+def test_the_short_answer_opening_a_paragraph_is_found_before_the_sentence_after_it():
+    assert FAQ[answer_word_before(FAQ, FAQ.index("A self-hosted")):].startswith("No. A self-hosted")
+    assert FAQ[answer_word_before(FAQ, FAQ.index("The export")):].startswith("Yes. The export")
+    for start in (0, FAQ.index("Your data")):  # the paragraph's start, and a sentence after the second
+        assert answer_word_before(FAQ, start) == start
+    long_first = "Dashboards are hosted for you. A self-hosted version is not available."
+    assert answer_word_before(long_first, long_first.index("A self")) == long_first.index("A self")
+
+
+class _Fixed:
+    def __init__(self, *chunks) -> None:  # noqa: ANN002
+        self.chunks = chunks
+
+    def search(self, question: str, viewer: Viewer, **_: object):  # noqa: ANN201
+        return renumber(question, viewer, [(c, 1.0 - i / 10) for i, c in enumerate(self.chunks)])
+
+
+def test_a_yes_no_question_is_answered_with_the_no_that_opens_the_faq_answer():
+    chunk = make_chunk("faq", "can-we-host-it", FAQ, title="FAQ")
+    gate = AnswerGate(AnswerExtractor())
+    answerer = Answerer(_Fixed(chunk), ExtractiveGenerator(judge=gate), judge=gate)
+    answer = answerer.ask("Can we host the dashboard ourselves?", ANON)
+    assert answer.outcome == "answer"
+    first = answer.claims[0].citations[0]
+    assert first.quote.startswith("No. A self-hosted version of the dashboard")
+    assert chunk.text[first.start:first.end] == first.quote  # verbatim, highlightable where it stands
+    where = answerer.ask("Where is a self-hosted version of the dashboard documented?", ANON)
+    assert all(not c.citations[0].quote.startswith("No.") for c in where.claims)  # only a yes/no question gets it
