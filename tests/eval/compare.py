@@ -28,6 +28,8 @@ SUMMARY: tuple[tuple[str, str], ...] = (
     ("quote_correctness", "quote correctness"),
     ("phantom_rate", "phantom rate"),
     ("anchor_validity", "anchor validity"),
+    ("quote_edges.start_mid_sentence", "shown quotes starting mid-sentence"),
+    ("quote_edges.cut_a_code_block", "shown quotes cutting a code block"),
     ("quoted_chars_per_answer_p50", "quoted chars per answer, median"),
     ("followups.in_thread", "follow-ups cite gold, in thread"),
     ("followups.alone", "follow-ups cite gold, asked alone"),

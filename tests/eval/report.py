@@ -25,6 +25,10 @@ HEADLINE = [
     ("followups.in_thread", "follow-ups cite gold, in thread"), ("followups.alone", "follow-ups cite gold, alone"),
     ("topic_switch.in_thread", "new subject in a thread cites gold"), ("topic_switch.alone", "same questions asked alone"),
     ("phantom_rate", "phantom-citation rate"), ("anchor_validity", "anchor validity"),
+    ("quote_edges.start_mid_sentence", "shown quotes starting mid-sentence"),
+    ("quote_edges.cut_a_code_block", "shown quotes cutting a code block"),
+    ("quote_edges.start_mid_sentence", "shown quotes starting mid-sentence"),
+    ("quote_edges.cut_a_code_block", "shown quotes cutting a code block"),
     ("latency_per_answer_ms.p50", "latency per answer p50 (ms)"), ("latency_per_answer_ms.p95", "latency per answer p95 (ms)"),
     ("first_verified_quote_ms.p50", "first verified quote p50 (ms)"),
     # with a writer (--generator written): the model's short answer over the shown quotes
