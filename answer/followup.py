@@ -280,8 +280,37 @@ def carry_subject(question: str, previous: str) -> str:
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
     match = _PRONOUN.search(stripped)
     if match and not is_action and match.group(1).lower() != "there":
-        return (stripped[: match.start()] + topic + stripped[match.end():]).replace("\x00", "that")
+        after = stripped[match.end():]
+        split = _subject_and_rest(topic, after)
+        if split:  # "Does it support Linux?" after "Does the CLI support Windows?": "the CLI", not "the CLI support Windows"
+            noun, rest = split
+            said = after.strip().rstrip("?!. ").split()
+            if len(said) == 1 and rest:  # "How often should it be?" after "… be rotated?": the verb's object stays
+                after = f" {said[0]} {rest}?"
+            topic = noun
+        return (stripped[: match.start()] + topic + after).replace("\x00", "that")
     return f"{question.strip().rstrip('?')} ({topic})?"
+
+
+_IN_PASSING = frozenset(("also", "still", "even", "ever", "really", "already", "then"))
+
+
+def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
+    """The earlier subject split where a follow-up's pronoun stops standing for it, when the follow-up repeats
+    the word that came after it: "Does it include images too?" after "Does the search index include code
+    blocks?" repeats "include", so "it" is "the search index" and "code blocks" is the part replaced.
+
+    None when the follow-up's next word is not in the earlier question (the pronoun then stands for all of it).
+    """
+    words = [w for w in _TOKEN.findall(after) if w.lower() not in _IN_PASSING]
+    if not words:
+        return None
+    tokens = list(_TOKEN.finditer(topic))
+    wanted = stem(words[0].lower())
+    for token in tokens[1:]:  # the subject has at least one word of its own
+        if stem(token.group().lower()) == wanted:
+            return topic[: token.start()].strip(), topic[token.end():].strip()
+    return None
 
 
 def swap_part(previous: str, replacement: str) -> str | None:
