@@ -49,6 +49,12 @@ def default_threads(cpus: int | None = None) -> int:
     return max(1, (cpus if cpus is not None else os.cpu_count() or 1) // 2)
 
 
+def default_batch_threads(cpus: int | None = None) -> int:
+    """Every core for reading the prompt: a short burst of matrix work that scales with threads, unlike generating,
+    which waits on memory (measured on 2 cores, twelve written-answer prompts: 20-22 % less time with two)."""
+    return max(1, cpus if cpus is not None else os.cpu_count() or 1)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -91,10 +97,13 @@ def _dies_with_parent() -> Callable[[], None] | None:
     return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def command(weights: Path, port: int, *, threads: int, context: int) -> list[str]:
-    """The child's command line (llama-cpp-python's server module under this interpreter)."""
+def command(weights: Path, port: int, *, threads: int, context: int, batch_threads: int | None = None) -> list[str]:
+    """The child's command line (llama-cpp-python's server module under this interpreter); `threads` generate,
+    `batch_threads` read the prompt (every core unless given)."""
+    batch = batch_threads or default_batch_threads()
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(weights), "--model_alias", ALIAS,
-            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--n_threads", str(threads)]
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--n_threads", str(threads),
+            "--n_threads_batch", str(batch)]
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from answer.errors import LocalModelError
-from answer.llm.local_server import child_env, command, default_threads
+from answer.llm.local_server import child_env, command, default_batch_threads, default_threads
 from answer.llm.local_weights import MODELS, LocalModel, local_model, provision_local_model, weights_path
 
 PARTS = [b"GGUF-part-one;", b"part-two;", b"part-three."]
@@ -73,10 +73,12 @@ def test_the_catalogue_holds_the_official_files_and_unknown_names_are_refused():
         local_model("gpt-5")
 
 
-def test_threads_are_half_the_cores_and_the_child_listens_on_loopback_only():
+def test_threads_are_half_the_cores_the_prompt_is_read_on_all_and_the_child_listens_on_loopback_only():
     assert [default_threads(n) for n in (1, 2, 4, 16)] == [1, 1, 2, 8]
-    argv = command(Path("/m/x.gguf"), 5123, threads=1, context=2048)
+    assert [default_batch_threads(n) for n in (1, 2, 4, 16)] == [1, 2, 4, 16]
+    argv = command(Path("/m/x.gguf"), 5123, threads=1, context=2048, batch_threads=2)
     assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--n_threads") + 1] == "1"
+    assert argv[argv.index("--n_threads_batch") + 1] == "2"
 
 
 def test_the_child_gets_none_of_the_variables_its_server_would_read_as_settings():
