@@ -154,8 +154,13 @@ _LEAD = re.compile(
     r"(?:(?:do|does|did|can|could|should|would|will|may|must|is|are|was|were)\s+)?"
     r"(?:(?:i|we|you|one|it|there)\s+)?(?:(?:be\s+able\s+to|need\s+to|have\s+to|want\s+to)\s+)?", re.IGNORECASE)
 _VERB_LEAD = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)|can|could|should|may|do|does)\s+(?:i|we|you|one)\b", re.IGNORECASE)
+# "What about …?", "And with pnpm?", and a bare phrase of up to four words that only names where or with what
+# ("With yarn?", "On the Pro plan?"): a phrase asking something itself ("In which file do I …?") is a question.
 _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$|"
-                         r"^\s*and\s+(?P<prep>for|in|on|with|to|from|under|inside)\s+(?P<rest2>.+?)\s*\??\s*$", re.IGNORECASE)
+                         r"^\s*(?:and\s+(?P<prep>for|in|on|with|to|from|under|inside)\s+(?P<rest2>.+?)|"
+                         r"(?P<prep3>for|in|on|with|to|from|under|inside|using)\s+(?P<rest3>(?![^?]*\b(?:do|does|did|can|"
+                         r"could|should|would|will|is|are|was|were|how|what|which|when|where|why|who|i|we|you)\b)"
+                         r"[^\s?]+(?:\s+[^\s?]+){0,3}))\s*\??\s*$", re.IGNORECASE)
 # "Is that also true on Netlify?", "Does it work with Netlify as well?", "Does that apply to the Growth plan too?":
 # the earlier question asked again of the thing the trailing phrase names.
 _AGAIN_OF = re.compile(r"\b(?:on|for|in|with|to|from|under|using|at|via)\s+(?P<part>[^?]+?)"
@@ -260,14 +265,15 @@ def carry_subject(question: str, previous: str) -> str:
     topic, is_action = subject(previous)
     about = _WHAT_ABOUT.match(question)
     if about:
-        extra = (about.group("rest") or about.group("rest2") or "").strip()
+        extra = (about.group("rest") or about.group("rest2") or about.group("rest3") or "").strip()
         if not extra:
             return previous
-        preposition = (about.group("prep") or "for").lower()
+        named = about.group("prep") or about.group("prep3")
+        preposition = (named or "for").lower()
         led = _LEADING_PREPOSITION.match(extra)  # "What about in MDX pages?": the phrase brings its own preposition
         if led:
             preposition, extra = led.group("prep").lower(), extra[led.end():]
-        explicit = bool(led or about.group("prep"))  # "And with pnpm?" names the preposition too
+        explicit = bool(led or named)  # "And with pnpm?" names the preposition too
         return (swap_part(previous, extra) or (swap_object(previous, preposition, extra) if explicit else None)
                 or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
     again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
@@ -279,6 +285,10 @@ def carry_subject(question: str, previous: str) -> str:
         return _DO_THAT.sub(topic, question, count=1)
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
     match = _PRONOUN.search(stripped)
+    if match and is_action and match.group(1).lower() != "there":
+        thing = _object_of(topic, stripped[: match.start()], stripped[match.end():])
+        if thing:  # "Can I also hide it from search?" after "How do I hide a page from the navigation?"
+            return (stripped[: match.start()] + thing + stripped[match.end():]).replace("\x00", "that")
     if match and not is_action and match.group(1).lower() != "there":
         after = stripped[match.end():]
         split = _subject_and_rest(topic, after)
@@ -293,6 +303,28 @@ def carry_subject(question: str, previous: str) -> str:
 
 
 _IN_PASSING = frozenset(("also", "still", "even", "ever", "really", "already", "then"))
+
+
+def _object_of(action: str, before: str, after: str) -> str | None:
+    """What a pronoun stands for when the follow-up repeats the earlier action's verb before it: the words the
+    earlier question put between that verb and the follow-up's next word ("hide it from search" after "hide a
+    page from the navigation" → "a page"), or all it put after the verb when the next word is not there
+    ("rotate it from the CLI" after "rotate an API key" → "an API key").
+    """
+    said = [w for w in _TOKEN.findall(before) if w.lower() not in _IN_PASSING]
+    tokens = list(_TOKEN.finditer(action))
+    if not said or not tokens:
+        return None
+    verb = next((t for t in tokens if stem(t.group().lower()) == stem(said[-1].lower())), None)
+    if verb is None:
+        return None
+    rest = action[verb.end():]
+    following = [w for w in _TOKEN.findall(after) if w.lower() not in _IN_PASSING]
+    if following:
+        wanted = stem(following[0].lower())
+        stop = next((t for t in _TOKEN.finditer(rest) if stem(t.group().lower()) == wanted), None)
+        rest = rest[: stop.start()] if stop else rest  # "rotate it from the CLI": all the verb took before
+    return rest.strip() or None
 
 
 def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
@@ -333,7 +365,7 @@ def swap_part(previous: str, replacement: str) -> str | None:
         if j == i and len(words) == 1:
             return None  # the same word alone: nothing is replaced
         return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
-    if part[:1].isupper():
+    if words[-1][:1].isupper():  # a name ("Netlify", "Enterprise"); not "API playground", whose head is a noun
         names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
         if names:
             return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"

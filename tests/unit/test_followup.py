@@ -27,6 +27,30 @@ def test_an_elliptical_follow_up_carries_the_previous_subject(previous, question
 
 
 @pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("Can I use MDX components in my pages?", "What about in the API playground?",
+     "Can I use MDX components in the API playground?"),  # a phrase headed by a noun is no name: not "API … components"
+    ("How many seats does the Growth plan include for new teams?", "And for Enterprise?",
+     "How many seats does the Enterprise plan include for new teams?"),  # a name swaps the name
+    ("How do I install the CLI with npm?", "With yarn?", "How do I install the CLI with yarn?"),  # no "And" needed
+    ("How long are logs kept on the Growth plan?", "On the Enterprise plan?",
+     "How long are logs kept on the Enterprise plan?"),
+    ("How do I hide a page from the navigation?", "Can I also hide it from search?",
+     "Can I also hide a page from search?"),  # the pronoun is what the repeated verb took
+    ("How do I rotate an API key?", "Can I rotate it from the CLI?", "Can I rotate an API key from the CLI?"),
+])
+def test_a_fragment_or_a_pronoun_after_the_same_verb_is_read_against_the_earlier_question(previous, question,
+                                                                                           expected):
+    result = rewrite(question, [Turn(previous, previous)])
+    assert result.question == expected and result.shown
+
+
+def test_a_question_that_starts_with_a_preposition_is_not_a_fragment():
+    previous = "How do I set the base path?"
+    for question in ("In which file do I set it?", "For static builds built on a Monday morning?"):
+        assert not rewrite(question, [Turn(previous, previous)]).question.startswith("How do I set the base path")
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
     ("Does the search index include code blocks?", "Does it include images too?",
      "Does the search index include images too?"),  # not "… include code blocks include images too?"
     ("Does the CLI support Windows?", "Does it support Linux?", "Does the CLI support Linux?"),
