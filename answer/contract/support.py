@@ -19,7 +19,16 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ingest.normalize import normalize
-from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, has_negation, key_terms, stem, term_words
+from ingest.text import (
+    NAME_IN_SENTENCE,
+    NEGATIONS,
+    NUMBER_WITH_UNIT,
+    TERM_STOPWORDS,
+    has_negation,
+    key_terms,
+    stem,
+    term_words,
+)
 from ingest.units import RATE, SIZE, TIME, UNITS, spellings
 
 from .spans import sentence_starts
@@ -131,6 +140,33 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     return ""
 
 
+_NEGATING = frozenset(key_terms(" ".join(NEGATIONS)))
+
+
+def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
+    """Whether the claim negates as its quotes do.
+
+    Read against the sentences that say what the claim says: those of the quotes holding every key term of it.
+    "Ordered delivery changes that for one endpoint." said back from a quote whose other sentence makes "no
+    ordering promise" agrees with its own sentence; "Free plans include SSO." does not agree with "Free plans do
+    not include SSO.", nor "Exports are available." with a quote saying they are available on one plan and not
+    on another (every such sentence must agree), nor "Retries are not sent with backoff." with "Retries are sent
+    with backoff." beside a negative sentence about something else. A claim no single sentence holds ("Free plans
+    include SSO and audit logs", its parts from two sentences) is read against all the quotes, one of which
+    negates.
+    """
+    said = " ".join(normalize(claim).text.split())
+    sentences = [u for q in quotes for u in _units(q)]
+    if any(said == " ".join(normalize(t).text.split()) for t in (*quotes, *sentences)):
+        return True  # a whole quote or quote sentence said back: its negations are the quote's own
+    negated = has_negation(normalize(claim).text)
+    terms = key_terms(claim) - _NEGATING  # what it says, negated or not
+    saying = [u for u in sentences if terms and terms <= key_terms(u)]
+    if saying:
+        return all(has_negation(normalize(u).text) == negated for u in saying)
+    return negated == has_negation(normalize(evidence).text)
+
+
 def _named(text: str) -> set[str]:
     return {stem(w.lower()) for w in _CAPITALIZED.findall(text)}
 
@@ -174,7 +210,7 @@ class DeterministicChecker:
         misbound = misbound_number(claim, quotes) if claim_numbers else ""
         if misbound:
             return Support(UNSUPPORTED, (misbound,))
-        if has_negation(normalize(claim).text) != has_negation(normalize(evidence).text):
+        if not _negation_agrees(claim, quotes, evidence):
             return Support(UNSUPPORTED, ("negation differs between claim and quotes",))
         absolute = sorted(absolutes(claim) - absolutes(evidence))
         if absolute:

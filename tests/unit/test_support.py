@@ -148,3 +148,31 @@ def test_names_are_read_quote_by_quote_so_their_order_changes_nothing():
     refunds, invoices = "Refunds take 14 days", "Enterprise invoices are due in 30 days."
     claim = "On Enterprise, refunds take 14 days."
     assert misbound_number(claim, [refunds, invoices]) == misbound_number(claim, [invoices, refunds]) == ""
+
+
+ORDERING = ("By default events are delivered concurrently and make no ordering promise. "
+            "Ordered delivery changes that for one endpoint.")
+SSO = "Free plans do not include SSO. Enterprise plans include SSO and audit logs."
+
+
+@pytest.mark.parametrize(("claim", "quotes", "status"), [
+    # the sentence said back is positive: the other sentence's "no" is not its negation
+    ("Ordered delivery changes that for one endpoint.", [ORDERING], "supported"),
+    ("Enterprise plans include SSO and audit logs.", [SSO], "supported"),
+    # no one sentence says it: every negation of the quotes counts, as before
+    ("Free plans include SSO and audit logs.", [SSO], "unsupported"),
+    # the one sentence that says it is negative
+    ("Free plans include SSO.", [SSO], "unsupported"),
+    ("SSO is available on the Free plan.", ["SSO is not available on the Free, Starter or Growth plans and needs a "
+                                            "signed agreement with annual billing."], "unsupported"),
+    # two sentences say it, one of them negative: unsupported
+    ("Exports are available.", ["Exports are available on Growth. Exports are not available on Free."], "unsupported"),
+    # a table row said back whole keeps its "No" cell, which a sentence cut at "days." would leave out
+    ("`RO-03` | Goodwill for a customer who missed the window by a few days. | No",
+     ["`RO-03` | Goodwill for a customer who missed the window by a few days. | No"], "supported"),
+    # a negated claim whose own sentence is positive, the quotes' negation elsewhere: unsupported (it used to pass)
+    ("Retries are not sent with exponential backoff.",
+     ["Retries are not sent after 3 days. Retries are sent with exponential backoff."], "unsupported"),
+])
+def test_negation_is_read_against_the_sentence_that_says_what_the_claim_says(claim, quotes, status):
+    assert DeterministicChecker(supported_at=1.0).check(claim, quotes).status == status
