@@ -41,7 +41,7 @@ from ingest.mdx import FENCE_LINE
 from ingest.text import key_terms
 
 from .spans import sentence_starts
-from .support import SUPPORTED, SupportChecker, numbers
+from .support import PARTIAL, SUPPORTED, SupportChecker, numbers
 from .verify import Claim
 
 DECLINED = "NOT ANSWERED"
@@ -184,11 +184,11 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
                                     step, code))
             continue
         if not cites:  # a small model often leaves the numbers out: the fewest quotes that support it, if any
-            cites = _supporting(checked, passages, checker)
-        if not cites:
-            dropped.append(Sentence(plain, (), "names no quote", ("no quote supports it, and it names none",), step,
-                                    code))
-            continue
+            cites, closest = _supporting(checked, passages, checker)
+            if not cites:
+                dropped.append(Sentence(plain, (), "names no quote", ("no quote supports it, and it names none",
+                                                                      *closest), step, code))
+                continue
         quotes = [by_number[n].quote for n in cites]
         kept_code = code if code and any(code in q for q in quotes) else ""
         empty = _says_nothing(checked, kept_code)
@@ -213,15 +213,25 @@ def _says_nothing(sentence: str, code: str) -> str:
     return ""
 
 
-def _supporting(sentence: str, passages: Sequence[Passage], checker: SupportChecker) -> tuple[int, ...]:
+def _supporting(sentence: str, passages: Sequence[Passage],
+                checker: SupportChecker) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The fewest quotes that support an unnumbered sentence: the first that does alone, else the first two that
-    do together ("… is 4 seconds, and the `timeout` option changes it") (none: it is dropped). Never three or more:
-    a checker may be a model, so its calls stay few (measured: three or more showed no sentence more on any set)."""
+    do together ("… is 4 seconds, and the `timeout` option changes it"). Never three or more: a checker may be a
+    model, so its calls stay few (measured: three or more showed no sentence more on any set).
+
+    When none does, the sentence is dropped, and the audit is told how the closest quote fell short (the first
+    that partly supports it, else the first quote), from the checks already made, so staff see why.
+    """
+    closest: tuple[str, ...] = ()
     for size in (1, 2):
         for group in itertools.combinations(passages, size):
-            if checker.check(sentence, [p.quote for p in group]).status == SUPPORTED:
-                return tuple(p.number for p in group)
-    return ()
+            verdict = checker.check(sentence, [p.quote for p in group])
+            if verdict.status == SUPPORTED:
+                return tuple(p.number for p in group), ()
+            if size == 1 and (not closest or verdict.status == PARTIAL and not closest[0].startswith("partly")):
+                how = "partly" if verdict.status == PARTIAL else "not"
+                closest = (f"{how} supported by [{group[0].number}]: {'; '.join(verdict.reasons) or verdict.status}",)
+    return (), closest
 
 
 def _units(text: str) -> list[tuple[str, int, str]]:

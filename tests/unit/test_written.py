@@ -55,6 +55,13 @@ def test_a_sentence_is_shown_only_when_the_quotes_it_names_support_it():
     assert dropped["Replays are billed per event."].status == "names no quote"
 
 
+def test_a_dropped_sentence_naming_no_quote_tells_the_audit_how_the_closest_quote_fell_short():
+    written = read_reply("Replays are billed per event.", [RETAINED, REPLAY], CHECK)
+    [dropped] = written.dropped
+    assert dropped.reasons[0] == "no quote supports it, and it names none"
+    assert dropped.reasons[1] == "partly supported by [2]: some claim terms not in the quotes: billed"
+
+
 def test_a_sentence_giving_one_plan_the_number_the_quote_gives_another_is_not_shown():
     plans = Passage(1, "On Growth plans you can set the timeout to any value from 5 to 30 seconds. On Free and "
                        "Starter plans the timeout is fixed at 15 seconds.", "Timeouts", 0)
