@@ -302,29 +302,40 @@ def carry_subject(question: str, previous: str) -> str:
     return f"{question.strip().rstrip('?')} ({topic})?"
 
 
-_IN_PASSING = frozenset(("also", "still", "even", "ever", "really", "already", "then"))
+# Words that anchor nothing: said in passing ("Does it also …") or pointing at no word of the earlier question
+# ("Is it the default?", "Is it the same on Pro?").
+_UNANCHORED = _words("also still even ever really already then the a an same")
+
+
+def _anchor(text: str) -> str:
+    """The first word of `text` that can be looked for in the earlier question ("" when none)."""
+    return next((w for w in _TOKEN.findall(text) if w.lower() not in _UNANCHORED), "")
+
+
+def _word_in(text: str, word: str) -> re.Match[str] | None:
+    """The first token of `text` with `word`'s stem, past its first word (a subject or an object has one)."""
+    wanted = stem(word.lower())
+    return next((t for t in list(_TOKEN.finditer(text))[1:] if stem(t.group().lower()) == wanted), None)
 
 
 def _object_of(action: str, before: str, after: str) -> str | None:
-    """What a pronoun stands for when the follow-up repeats the earlier action's verb before it: the words the
-    earlier question put between that verb and the follow-up's next word ("hide it from search" after "hide a
-    page from the navigation" → "a page"), or all it put after the verb when the next word is not there
-    ("rotate it from the CLI" after "rotate an API key" → "an API key").
+    """What a pronoun stands for when the follow-up repeats the earlier action's verb right before it: the words
+    the earlier question put between that verb and the follow-up's next word ("hide it from search" after "hide
+    a page from the navigation" → "a page"), else up to its first preposition ("rotate it from the CLI" after
+    "rotate an API key" → "an API key"; "move it back" after "move a page to a folder" → "a page").
     """
-    said = [w for w in _TOKEN.findall(before) if w.lower() not in _IN_PASSING]
-    tokens = list(_TOKEN.finditer(action))
-    if not said or not tokens:
+    said = [w for w in _TOKEN.findall(before) if w.lower() not in _UNANCHORED]
+    verb = _TOKEN.search(action)
+    if not said or verb is None or said[-1].lower() in TERM_STOPWORDS:
         return None
-    verb = next((t for t in tokens if stem(t.group().lower()) == stem(said[-1].lower())), None)
-    if verb is None:
+    if stem(said[-1].lower()) != stem(verb.group().lower()):  # "What happens to it?": "to" is no verb
         return None
     rest = action[verb.end():]
-    following = [w for w in _TOKEN.findall(after) if w.lower() not in _IN_PASSING]
-    if following:
-        wanted = stem(following[0].lower())
-        stop = next((t for t in _TOKEN.finditer(rest) if stem(t.group().lower()) == wanted), None)
-        rest = rest[: stop.start()] if stop else rest  # "rotate it from the CLI": all the verb took before
-    return rest.strip() or None
+    following = _anchor(after)
+    stop = _word_in(" " + rest, following) if following else None
+    if stop is None:
+        stop = next((t for t in _TOKEN.finditer(" " + rest) if t.group().lower() in _PREPOSITIONS), None)
+    return (rest[: stop.start() - 1] if stop else rest).strip() or None
 
 
 def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
@@ -334,15 +345,9 @@ def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
 
     None when the follow-up's next word is not in the earlier question (the pronoun then stands for all of it).
     """
-    words = [w for w in _TOKEN.findall(after) if w.lower() not in _IN_PASSING]
-    if not words:
-        return None
-    tokens = list(_TOKEN.finditer(topic))
-    wanted = stem(words[0].lower())
-    for token in tokens[1:]:  # the subject has at least one word of its own
-        if stem(token.group().lower()) == wanted:
-            return topic[: token.start()].strip(), topic[token.end():].strip()
-    return None
+    following = _anchor(after)
+    split = _word_in(topic, following) if following else None
+    return (topic[: split.start()].strip(), topic[split.end():].strip()) if split else None
 
 
 def swap_part(previous: str, replacement: str) -> str | None:

@@ -13,9 +13,11 @@ contract (and verifier) as an LLM.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from ingest.text import key_terms
 from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
@@ -65,18 +67,29 @@ class ExtractiveGenerator:
                 return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons)
         quotes = [s.span.text for s in chosen]
         if not closest and asked.kind == YESNO:
-            quotes[0] = _with_answer_word(rset, chosen[0].span)
+            quotes[0] = _with_answer_word(asked.terms | self.judge.unremarkable(), rset, chosen[0].span)
         claims = tuple(DraftClaim((Quote(s.span.handle, quote),), quote) for s, quote in zip(chosen, quotes, strict=True))
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
         return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest)
 
 
-def _with_answer_word(rset: RetrievalSet, span: Span) -> str:
-    """The direct answer to a yes/no question with the "No." or "Yes." its paragraph opens with, when it has one:
-    only the direct answer, since a paragraph's "Yes." answers its own heading, which a supporting span's
-    heading need not share with the question."""
+def _with_answer_word(known: frozenset[str], rset: RetrievalSet, span: Span) -> str:
+    """The direct answer to a yes/no question with the "No." or "Yes." its paragraph opens with, when it has one.
+
+    That word answers the section's own heading, so it is taken only when the heading names nothing beyond the
+    `known` terms (the question's, and the site's own name): "No." under "Can I export data on the Free plan?" is
+    no answer to "Are exports available on the Enterprise plan?". Only the direct answer takes it; a supporting
+    span's heading is further from the question.
+    """
     hit = rset.get(span.handle)
     if hit is None:
         return span.text
-    start = answer_word_before(hit.chunk.text, span.start)
-    return hit.chunk.text[start:span.end]
+    chunk = hit.chunk
+    heading = (chunk.heading_path or (chunk.title,))[-1]
+    if any(not key_terms(name) <= known for name in _HEADING_NAME.findall(heading)):
+        return span.text
+    start = answer_word_before(chunk.text, span.start)
+    return chunk.text[start:span.end]
+
+
+_HEADING_NAME = re.compile(r"(?<=\s)[A-Z][\w.-]*")  # a capitalised word past a heading's first: a plan, a product

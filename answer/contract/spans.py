@@ -54,7 +54,7 @@ def units(text: str) -> list[Unit]:
         elif kind == "prose":
             found.extend(_sentences(block, start, number, SENTENCE, 0))
     # Too short to quote once markup is dropped (the verifier's rule), unless a whole table row.
-    return [u for u in found if len(without_markup(u.text).strip()) >= MIN_QUOTE_CHARS or u.kind == ROW]
+    return [u for u in found if not _too_short(u.text) or u.kind == ROW]
 
 
 MAX_INTRODUCED_CHARS = 600  # a block longer than this is left on the page: the quote would bury the answer
@@ -94,20 +94,29 @@ def whole_code(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# The first word of a short answer a FAQ paragraph opens with ("No.", "Yes!", "Not yet.", "Only in CI.").
+_ANSWER_WORDS = frozenset(("yes", "no", "nope", "yep", "not", "only", "correct", "sometimes", "partly", "partially",
+                           "usually", "never", "always"))
+
+
 def answer_word_before(text: str, start: int) -> int:
     """Where a quote starting at `start` begins when it takes the short answer that opens its paragraph.
 
     FAQ answers often open with a sentence too short to quote alone ("No.", "Yes!", "Not yet."), then
     explain: "No. A self-hosted version is not available at this time." For a yes/no question, the quote
-    without its "No." leaves the visitor to work the answer out. `start` itself when no such sentence sits
-    right before it: the paragraph's first sentence, whole, and under `MIN_QUOTE_CHARS`.
+    without its "No." leaves the visitor to work the answer out. `start` itself unless the paragraph's first
+    sentence sits right before it, whole, under `MIN_QUOTE_CHARS` and opening with an answer word ("See FAQ."
+    and "Q: Why?" are no answer).
     """
     for block_start, block_end, kind in _blocks(text):
         if kind == "prose" and block_start < start < block_end:
-            cuts = [at for at in sentence_starts(text[block_start:block_end]) if at]
-            opening = text[block_start:start]
-            if cuts and block_start + cuts[0] == start and _too_short(opening):
-                return block_start
+            block = text[block_start:block_end]
+            first = block_start + len(block) - len(block.lstrip())
+            cuts = [at for at in sentence_starts(block) if block_start + at > first]
+            opening = text[first:start]
+            words = re.findall(r"[a-z]+", opening.lower())
+            if cuts and block_start + cuts[0] == start and _too_short(opening) and words and words[0] in _ANSWER_WORDS:
+                return first
             return start
     return start
 

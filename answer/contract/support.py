@@ -151,20 +151,28 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     ordering promise" agrees with its own sentence; "Free plans include SSO." does not agree with "Free plans do
     not include SSO.", nor "Exports are available." with a quote saying they are available on one plan and not
     on another (every such sentence must agree), nor "Retries are not sent with backoff." with "Retries are sent
-    with backoff." beside a negative sentence about something else. A claim no single sentence holds ("Free plans
-    include SSO and audit logs", its parts from two sentences) is read against all the quotes, one of which
-    negates.
+    with backoff." beside a negative sentence about something else. A negative sentence that points back ("this
+    is no longer the case", "after the trial they are not") may negate any other, so then every quote counts,
+    as it does for a claim no single sentence holds ("Free plans include SSO and audit logs", its parts from two
+    sentences). A whole quote said back agrees (its negations are the quote's own) unless another quote points
+    back that way.
     """
     said = " ".join(normalize(claim).text.split())
-    sentences = [u for q in quotes for u in _units(q)]
-    if any(said == " ".join(normalize(t).text.split()) for t in (*quotes, *sentences)):
-        return True  # a whole quote or quote sentence said back: its negations are the quote's own
+    whole = {q for q in quotes if said == " ".join(normalize(q).text.split())}
+    others = [normalize(u).text for q in quotes if q not in whole for u in _units(q)]
+    points_back = any(has_negation(u) and _POINTS_BACK.search(u) for u in others)
+    if whole and not points_back:
+        return True
     negated = has_negation(normalize(claim).text)
+    anywhere = negated == has_negation(normalize(evidence).text)
     terms = key_terms(claim) - _NEGATING  # what it says, negated or not
-    saying = [u for u in sentences if terms and terms <= key_terms(u)]
-    if saying:
-        return all(has_negation(normalize(u).text) == negated for u in saying)
-    return negated == has_negation(normalize(evidence).text)
+    saying = [u for u in (normalize(u).text for q in quotes for u in _units(q)) if terms and terms <= key_terms(u)]
+    if not saying or points_back:
+        return anywhere and all(has_negation(u) == negated for u in saying)
+    return all(has_negation(u) == negated for u in saying)
+
+
+_POINTS_BACK = re.compile(r"\b(?:this|that|these|those|they|them|it|its|such)\b", re.IGNORECASE)
 
 
 def _named(text: str) -> set[str]:

@@ -285,7 +285,11 @@ class AnswerGate:
 
     def question(self, text: str) -> Question:
         vocabulary = self.extractor.vocabulary()
-        return analyze(text, ignore=self.site_terms | vocabulary.common, code=vocabulary.code)
+        return analyze(text, ignore=self.unremarkable(), code=vocabulary.code)
+
+    def unremarkable(self) -> frozenset[str]:
+        """Terms that say nothing about a question on this site: its product name, words on most of its pages."""
+        return frozenset(self.site_terms | self.extractor.vocabulary().common)
 
     def pick(self, question: Question, rset: RetrievalSet, *,
              max_spans: int = MAX_QUOTES) -> tuple[list[Scored], tuple[str, ...]]:

@@ -50,9 +50,12 @@ def default_threads(cpus: int | None = None) -> int:
 
 
 def default_batch_threads(cpus: int | None = None) -> int:
-    """Every core for reading the prompt: a short burst of matrix work that scales with threads, unlike generating,
-    which waits on memory (measured on 2 cores, twelve written-answer prompts: 20-22 % less time with two)."""
-    return max(1, cpus if cpus is not None else os.cpu_count() or 1)
+    """Every core this process may use, for reading the prompt: a short burst of matrix work that scales with
+    threads, unlike generating, which waits on memory (measured on 2 cores, twelve written-answer prompts: 20-22 %
+    less time with two)."""
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cpus)
 
 
 def free_port() -> int:
@@ -97,13 +100,12 @@ def _dies_with_parent() -> Callable[[], None] | None:
     return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def command(weights: Path, port: int, *, threads: int, context: int, batch_threads: int | None = None) -> list[str]:
+def command(weights: Path, port: int, *, threads: int, context: int, batch_threads: int) -> list[str]:
     """The child's command line (llama-cpp-python's server module under this interpreter); `threads` generate,
-    `batch_threads` read the prompt (every core unless given)."""
-    batch = batch_threads or default_batch_threads()
+    `batch_threads` read the prompt."""
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(weights), "--model_alias", ALIAS,
             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--n_threads", str(threads),
-            "--n_threads_batch", str(batch)]
+            "--n_threads_batch", str(batch_threads)]
 
 
 @contextmanager
@@ -112,10 +114,12 @@ def running(weights: Path, *, threads: int = 0, context: int = 4096, log_path: P
     """Start the server on the weights, wait until it answers, stop it when the block ends."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalModelError(f"LLM_MODEL=local needs the llama.cpp runtime, which is not installed: {RUNTIME_FIX}")
+    # LOCAL_LLM_THREADS caps both; unset, generation takes half the cores and reading the prompt all of them
+    batch_threads = threads or default_batch_threads()
     threads = threads or default_threads()
     port = free_port()
     out = log_path.open("ab") if log_path else subprocess.DEVNULL
-    process = subprocess.Popen(command(weights, port, threads=threads, context=context), stdout=out,
+    process = subprocess.Popen(command(weights, port, threads=threads, context=context, batch_threads=batch_threads), stdout=out,
                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
                                preexec_fn=_dies_with_parent())
     server = LocalServer(f"http://127.0.0.1:{port}/v1", f"openai/{ALIAS}", threads, context)

@@ -127,8 +127,8 @@ def _at_its_offsets(answer: Answer, citation: Any) -> bool:
 
 # Where a quote may begin: the chunk's start, a line's start after Markdown's own markers (a list item, a table
 # cell, a quote, a heading), or right after a sentence's end.
-_LINE_MARKERS = re.compile(r"^[\s>#*+\-|]*(?:\d{1,3}[.)])?[\s|]*$")
-_SENTENCE_END = re.compile(r"""[.!?:;]["')\]*\*]*$""")
+_LINE_MARKERS = re.compile(r"^[\s>#*+\-|]*(?:\d{1,3}[.)][\s|]*)?$")
+_SENTENCE_END = re.compile(r"""[.!?:;]["')\]*_`]*$""")
 _ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|\b(?:etc|vs|cf|approx|incl|Mr|Ms|Dr)\.)$")  # "a.k.a.", "e.g."
 
 

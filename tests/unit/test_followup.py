@@ -37,11 +37,20 @@ def test_an_elliptical_follow_up_carries_the_previous_subject(previous, question
     ("How do I hide a page from the navigation?", "Can I also hide it from search?",
      "Can I also hide a page from search?"),  # the pronoun is what the repeated verb took
     ("How do I rotate an API key?", "Can I rotate it from the CLI?", "Can I rotate an API key from the CLI?"),
+    ("How do I move a page to a folder?", "Can I move it back?", "Can I move a page back?"),  # up to "to"
 ])
 def test_a_fragment_or_a_pronoun_after_the_same_verb_is_read_against_the_earlier_question(previous, question,
                                                                                            expected):
     result = rewrite(question, [Turn(previous, previous)])
     assert result.question == expected and result.shown
+
+
+@pytest.mark.parametrize(("previous", "question", "wrong"), [
+    ("What is the timeout for the API?", "Is it the default?", "Is the timeout for the default?"),  # "the" anchors nothing
+    ("How do I add a link to a page?", "What happens to it?", "What happens to a page?"),  # "to" is no verb
+])
+def test_a_word_that_is_no_anchor_does_not_split_the_earlier_question(previous, question, wrong):
+    assert rewrite(question, [Turn(previous, previous)]).question != wrong
 
 
 def test_a_question_that_starts_with_a_preposition_is_not_a_fragment():

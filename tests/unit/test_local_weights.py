@@ -8,6 +8,7 @@ integration test that runs it.
 from __future__ import annotations
 
 import hashlib
+import os
 import zipfile
 from pathlib import Path
 
@@ -76,6 +77,7 @@ def test_the_catalogue_holds_the_official_files_and_unknown_names_are_refused():
 def test_threads_are_half_the_cores_the_prompt_is_read_on_all_and_the_child_listens_on_loopback_only():
     assert [default_threads(n) for n in (1, 2, 4, 16)] == [1, 1, 2, 8]
     assert [default_batch_threads(n) for n in (1, 2, 4, 16)] == [1, 2, 4, 16]
+    assert default_batch_threads() == len(os.sched_getaffinity(0))  # the cores this process may use, not the machine's
     argv = command(Path("/m/x.gguf"), 5123, threads=1, context=2048, batch_threads=2)
     assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--n_threads") + 1] == "1"
     assert argv[argv.index("--n_threads_batch") + 1] == "2"

@@ -121,6 +121,10 @@ def test_the_short_answer_opening_a_paragraph_is_found_before_the_sentence_after
         assert answer_word_before(FAQ, start) == start
     long_first = "Dashboards are hosted for you. A self-hosted version is not available."
     assert answer_word_before(long_first, long_first.index("A self")) == long_first.index("A self")
+    for text in ("See FAQ. A self-hosted version is not available.", "Q: Why? A self-hosted version is not here."):
+        assert answer_word_before(text, text.index("A self")) == text.index("A self")  # short, but no answer
+    indented = "  No. A self-hosted version is not available."
+    assert answer_word_before(indented, indented.index("A self")) == indented.index("No.")
 
 
 class _Fixed:
@@ -140,5 +144,11 @@ def test_a_yes_no_question_is_answered_with_the_no_that_opens_the_faq_answer():
     first = answer.claims[0].citations[0]
     assert first.quote.startswith("No. A self-hosted version of the dashboard")
     assert chunk.text[first.start:first.end] == first.quote  # verbatim, highlightable where it stands
+    other = make_chunk("faq", "free-exports", "No. Data exports are available on the Pro and Enterprise plans "
+                       "only. Free workspaces can copy events one at a time.", heading="Can I export data on the Free plan?")
+    gate_answer = Answerer(_Fixed(other), ExtractiveGenerator(judge=gate), judge=gate)
+    enterprise = gate_answer.ask("Are data exports available on the Enterprise plan?", ANON)
+    assert enterprise.outcome == "answer"  # the heading asks of the Free plan: its "No." is not this answer
+    assert enterprise.claims[0].citations[0].quote.startswith("Data exports are available on the Pro and Enterprise")
     where = answerer.ask("Where is a self-hosted version of the dashboard documented?", ANON)
     assert all(not c.citations[0].quote.startswith("No.") for c in where.claims)  # only a yes/no question gets it

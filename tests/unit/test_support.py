@@ -170,6 +170,12 @@ SSO = "Free plans do not include SSO. Enterprise plans include SSO and audit log
     # a table row said back whole keeps its "No" cell, which a sentence cut at "days." would leave out
     ("`RO-03` | Goodwill for a customer who missed the window by a few days. | No",
      ["`RO-03` | Goodwill for a customer who missed the window by a few days. | No"], "supported"),
+    # a negative sentence pointing back may negate the one the claim says back: every quote counts then
+    ("Free plans include SSO.", ["Free plans include SSO. Since May 2024 this is no longer the case."], "unsupported"),
+    ("Free plans include SSO.", ["Free plans include SSO.", "Since May 2024 this is no longer the case."],
+     "unsupported"),
+    ("Exports are available on the Free plan.",
+     ["Exports are available on the Free plan during the trial. After the trial they are not."], "unsupported"),
     # a negated claim whose own sentence is positive, the quotes' negation elsewhere: unsupported (it used to pass)
     ("Retries are not sent with exponential backoff.",
      ["Retries are not sent after 3 days. Retries are sent with exponential backoff."], "unsupported"),
