@@ -285,20 +285,20 @@ def carry_subject(question: str, previous: str) -> str:
         return _DO_THAT.sub(topic, question, count=1)
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
     match = _PRONOUN.search(stripped)
-    if match and is_action and match.group(1).lower() != "there":
-        thing = _object_of(topic, stripped[: match.start()], stripped[match.end():])
-        if thing:  # "Can I also hide it from search?" after "How do I hide a page from the navigation?"
-            return (stripped[: match.start()] + thing + stripped[match.end():]).replace("\x00", "that")
-    if match and not is_action and match.group(1).lower() != "there":
-        after = stripped[match.end():]
-        split = _subject_and_rest(topic, after)
-        if split:  # "Does it support Linux?" after "Does the CLI support Windows?": "the CLI", not "the CLI support Windows"
-            noun, rest = split
-            said = after.strip().rstrip("?!. ").split()
-            if len(said) == 1 and rest:  # "How often should it be?" after "… be rotated?": the verb's object stays
-                after = f" {said[0]} {rest}?"
-            topic = noun
-        return (stripped[: match.start()] + topic + after).replace("\x00", "that")
+    if match and match.group(1).lower() != "there":
+        before, after = stripped[: match.start()], stripped[match.end():]
+        if is_action:
+            thing = _object_of(topic, before, after)
+            if thing:  # "Can I also hide it from search?" after "How do I hide a page from the navigation?"
+                return (before + thing + after).replace("\x00", "that")
+        else:
+            split = _subject_and_rest(topic, after)
+            if split:  # "Does it support Linux?" after "Does the CLI support Windows?": "the CLI", not "… Windows"
+                topic, rest = split
+                said = after.strip().rstrip("?!. ").split()
+                if len(said) == 1 and rest:  # "How often should it be?" after "… be rotated?": the object stays
+                    after = f" {said[0]} {rest}?"
+            return (before + topic + after).replace("\x00", "that")
     return f"{question.strip().rstrip('?')} ({topic})?"
 
 
@@ -332,10 +332,9 @@ def _object_of(action: str, before: str, after: str) -> str | None:
         return None
     rest = action[verb.end():]
     following = _anchor(after)
-    stop = _word_in(" " + rest, following) if following else None
-    if stop is None:
-        stop = next((t for t in _TOKEN.finditer(" " + rest) if t.group().lower() in _PREPOSITIONS), None)
-    return (rest[: stop.start() - 1] if stop else rest).strip() or None
+    stop = (_word_in(rest, following) if following else None) or next(
+        (t for t in _TOKEN.finditer(rest) if t.group().lower() in _PREPOSITIONS), None)
+    return (rest[: stop.start()] if stop else rest).strip() or None
 
 
 def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:

@@ -13,11 +13,10 @@ contract (and verifier) as an LLM.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from ingest.text import key_terms
+from ingest.text import NAME_IN_SENTENCE, key_terms
 from retrieval.embedder import Embedder
 from retrieval.search import RetrievalSet
 
@@ -86,10 +85,8 @@ def _with_answer_word(known: frozenset[str], rset: RetrievalSet, span: Span) -> 
         return span.text
     chunk = hit.chunk
     heading = (chunk.heading_path or (chunk.title,))[-1]
-    if any(not key_terms(name) <= known for name in _HEADING_NAME.findall(heading)):
+    if any(not key_terms(name) <= known for name in NAME_IN_SENTENCE.findall(heading)):
         return span.text
     start = answer_word_before(chunk.text, span.start)
     return chunk.text[start:span.end]
 
-
-_HEADING_NAME = re.compile(r"(?<=\s)[A-Z][\w.-]*")  # a capitalised word past a heading's first: a plan, a product

@@ -158,18 +158,18 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     back that way.
     """
     said = " ".join(normalize(claim).text.split())
+    sentences = {q: [normalize(u).text for u in _units(q)] for q in quotes}
     whole = {q for q in quotes if said == " ".join(normalize(q).text.split())}
-    others = [normalize(u).text for q in quotes if q not in whole for u in _units(q)]
-    points_back = any(has_negation(u) and _POINTS_BACK.search(u) for u in others)
+    points_back = any(has_negation(u) and _POINTS_BACK.search(u) for q in quotes if q not in whole for u in sentences[q])
     if whole and not points_back:
         return True
     negated = has_negation(normalize(claim).text)
-    anywhere = negated == has_negation(normalize(evidence).text)
     terms = key_terms(claim) - _NEGATING  # what it says, negated or not
-    saying = [u for u in (normalize(u).text for q in quotes for u in _units(q)) if terms and terms <= key_terms(u)]
-    if not saying or points_back:
-        return anywhere and all(has_negation(u) == negated for u in saying)
-    return all(has_negation(u) == negated for u in saying)
+    saying = [u for found in sentences.values() for u in found if terms and terms <= key_terms(u)]
+    agrees = all(has_negation(u) == negated for u in saying)
+    if saying and not points_back:
+        return agrees
+    return agrees and negated == has_negation(normalize(evidence).text)
 
 
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|they|them|it|its|such)\b", re.IGNORECASE)

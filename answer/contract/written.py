@@ -41,7 +41,7 @@ from ingest.mdx import FENCE_LINE
 from ingest.text import key_terms
 
 from .spans import sentence_starts
-from .support import PARTIAL, SUPPORTED, SupportChecker, numbers
+from .support import PARTIAL, SUPPORTED, Support, SupportChecker, numbers
 from .verify import Claim
 
 DECLINED = "NOT ANSWERED"
@@ -222,16 +222,19 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     When none does, the sentence is dropped, and the audit is told how the closest quote fell short (the first
     that partly supports it, else the first quote), from the checks already made, so staff see why.
     """
-    closest: tuple[str, ...] = ()
+    closest: tuple[int, Support] | None = None
     for size in (1, 2):
         for group in itertools.combinations(passages, size):
             verdict = checker.check(sentence, [p.quote for p in group])
             if verdict.status == SUPPORTED:
                 return tuple(p.number for p in group), ()
-            if size == 1 and (not closest or verdict.status == PARTIAL and not closest[0].startswith("partly")):
-                how = "partly" if verdict.status == PARTIAL else "not"
-                closest = (f"{how} supported by [{group[0].number}]: {'; '.join(verdict.reasons) or verdict.status}",)
-    return (), closest
+            if size == 1 and (closest is None or verdict.status == PARTIAL != closest[1].status):
+                closest = (group[0].number, verdict)
+    if closest is None:
+        return (), ()
+    number, verdict = closest
+    how = "partly" if verdict.status == PARTIAL else "not"
+    return (), (f"{how} supported by [{number}]: {'; '.join(verdict.reasons) or verdict.status}",)
 
 
 def _units(text: str) -> list[tuple[str, int, str]]:

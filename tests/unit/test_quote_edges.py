@@ -22,6 +22,7 @@ from ingest.corpus import load_corpus
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
 from tests.fakes import make_chunk
+from tests.unit.test_outcomes import Fixed
 
 ANON = Viewer.anonymous()
 
@@ -127,18 +128,10 @@ def test_the_short_answer_opening_a_paragraph_is_found_before_the_sentence_after
     assert answer_word_before(indented, indented.index("A self")) == indented.index("No.")
 
 
-class _Fixed:
-    def __init__(self, *chunks) -> None:  # noqa: ANN002
-        self.chunks = chunks
-
-    def search(self, question: str, viewer: Viewer, **_: object):  # noqa: ANN201
-        return renumber(question, viewer, [(c, 1.0 - i / 10) for i, c in enumerate(self.chunks)])
-
-
 def test_a_yes_no_question_is_answered_with_the_no_that_opens_the_faq_answer():
     chunk = make_chunk("faq", "can-we-host-it", FAQ, title="FAQ")
     gate = AnswerGate(AnswerExtractor())
-    answerer = Answerer(_Fixed(chunk), ExtractiveGenerator(judge=gate), judge=gate)
+    answerer = Answerer(Fixed(chunk), ExtractiveGenerator(judge=gate), judge=gate)
     answer = answerer.ask("Can we host the dashboard ourselves?", ANON)
     assert answer.outcome == "answer"
     first = answer.claims[0].citations[0]
@@ -146,7 +139,7 @@ def test_a_yes_no_question_is_answered_with_the_no_that_opens_the_faq_answer():
     assert chunk.text[first.start:first.end] == first.quote  # verbatim, highlightable where it stands
     other = make_chunk("faq", "free-exports", "No. Data exports are available on the Pro and Enterprise plans "
                        "only. Free workspaces can copy events one at a time.", heading="Can I export data on the Free plan?")
-    gate_answer = Answerer(_Fixed(other), ExtractiveGenerator(judge=gate), judge=gate)
+    gate_answer = Answerer(Fixed(other), ExtractiveGenerator(judge=gate), judge=gate)
     enterprise = gate_answer.ask("Are data exports available on the Enterprise plan?", ANON)
     assert enterprise.outcome == "answer"  # the heading asks of the Free plan: its "No." is not this answer
     assert enterprise.claims[0].citations[0].quote.startswith("Data exports are available on the Pro and Enterprise")
