@@ -50,6 +50,10 @@ MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the 
 _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
+# A fence the model opens at the end of a sentence's line ("Run the command ```sh"): the block starts there.
+_FENCE_IN_LINE = re.compile(r"(?<=\S)[ \t]*(?=(`{3,}|~{3,})[\w+-]*[ \t]*$)")
+# Bold or italic markers outside code ("**Escape special characters:**"): the page shows sentences as text.
+_EMPHASIS = re.compile(r"(?<![\w`])(\*{1,2}|_{2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`])")
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
@@ -175,7 +179,7 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     for unit, step, code in _units(text)[:MAX_UNITS]:
         cited = [int(n) for n in _MARKERS.findall(unit)]
         cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
-        plain = " ".join(_MARKERS.sub("", unit).split())
+        plain = " ".join(_EMPHASIS.sub(r"\2", _MARKERS.sub("", unit)).split())
         if not plain:
             continue
         checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
@@ -240,7 +244,7 @@ def _supporting(sentence: str, passages: Sequence[Passage],
 def _units(text: str) -> list[tuple[str, int, str]]:
     """(sentence or step, its step number or 0, the code block right after it) in reply order."""
     units: list[tuple[str, int, str]] = []
-    lines = text.strip().split("\n")
+    lines = [part for line in text.strip().split("\n") for part in _FENCE_IN_LINE.split(line, maxsplit=1)[::2]]
     i = 0
     while i < len(lines):
         line = lines[i]

@@ -110,6 +110,23 @@ def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_it
     assert "a command not copied from the quotes it names was left out" in kept.sentences[0].reasons
 
 
+def test_a_fence_opened_at_the_end_of_a_sentence_is_its_command_not_prose():
+    """A small model writes "Run the command ```bash" on one line: shown as written, the page read "```bash" as a
+    sentence and the command as another."""
+    written = read_reply("Install the CLI with Homebrew ```bash\nbrew install ferry\n```", [INSTALL], CHECK)
+    assert [(s.text, s.code) for s in written.sentences] == [("Install the CLI with Homebrew", "brew install ferry")]
+    assert not written.dropped
+    inline = read_reply("Install the CLI with ```brew install ferry``` [3].", [INSTALL], CHECK)
+    assert [s.code for s in inline.sentences + inline.dropped] == [""]  # opened and closed on its line: inline
+
+
+def test_bold_markers_are_not_shown_and_a_bold_label_introducing_nothing_is_dropped():
+    written = read_reply("**Replay from the dashboard:**\nRetained events can be **replayed** from the dashboard [2].",
+                         [RETAINED, REPLAY], CHECK)
+    assert [s.text for s in written.sentences] == ["Retained events can be replayed from the dashboard."]
+    assert [s.text for s in written.dropped] == ["Replay from the dashboard:"]
+
+
 def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_give_is_not_shown():
     written = read_reply("Here's how you can do it [1]:\nYes [1].\nRetained events can be replayed from the "
                          "dashboard [2]:", [RETAINED, REPLAY], CHECK)
