@@ -364,15 +364,17 @@ def swap_part(previous: str, replacement: str) -> str | None:
         return None
     tokens = list(_TOKEN.finditer(base))
     found = _head_phrase(tokens, words[-1], first=1)  # never the question's first word ("How", "Can")
+    names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
+    if (found and names and len(words) > 1 and all(w[:1].isupper() for w in words)
+            and not tokens[found[1]].group()[:1].isupper()):
+        found = None  # "Google Analytics" after "… enable analytics with PostHog?" is a name, not the analytics
     if found:
         j, i = found
         if j == i and len(words) == 1:
             return None  # the same word alone: nothing is replaced
         return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
-    if words[-1][:1].isupper():  # a name ("Netlify", "Enterprise"); not "API playground", whose head is a noun
-        names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
-        if names:
-            return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
+    if words[-1][:1].isupper() and names:  # a name ("Netlify", "Enterprise"); not "API playground" (a noun's head)
+        return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
     return None
 
 

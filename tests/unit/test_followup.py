@@ -82,6 +82,8 @@ def test_a_pronoun_stands_for_the_subject_alone_when_the_follow_up_repeats_the_v
     ("What is the default port in dev mode?", "What about preview mode?", "What is the default port in preview mode?"),
     ("How many retries does the Growth plan get?", "What about Starter?", "How many retries does the Starter plan get?"),
     ("How long are events kept?", "What about deliveries?", "How long are events kept for deliveries?"),  # nothing to swap
+    ("How do I enable analytics with PostHog?", "What about Google Analytics?",  # a name, not the word "analytics"
+     "How do I enable analytics with Google Analytics?"),  # was "How do I Google Analytics with PostHog?"
 ])
 def test_a_follow_up_that_replaces_one_part_is_searched_as_the_previous_question_with_it_replaced(previous, question,
                                                                                                    expected):
