@@ -52,8 +52,9 @@ _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
 # A fence the model opens at the end of a sentence's line ("Run the command ```sh"): the block starts there.
 _FENCE_IN_LINE = re.compile(r"(?<=\S)[ \t]*(?=(`{3,}|~{3,})[\w+-]*[ \t]*$)")
-# Bold or italic markers outside code ("**Escape special characters:**"): the page shows sentences as text.
-_EMPHASIS = re.compile(r"(?<![\w`])(\*{1,2}|_{2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`])")
+# Bold or italic asterisks outside code ("**Escape special characters:**"): the page shows sentences as text.
+# Underscores are left alone: "__init__.py" is a file name.
+_EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*])")
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).

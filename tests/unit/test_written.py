@@ -125,6 +125,8 @@ def test_bold_markers_are_not_shown_and_a_bold_label_introducing_nothing_is_drop
                          [RETAINED, REPLAY], CHECK)
     assert [s.text for s in written.sentences] == ["Retained events can be replayed from the dashboard."]
     assert [s.text for s in written.dropped] == ["Replay from the dashboard:"]
+    files = read_reply("Rename __init__.py files and match *.md and *.mdx files [1].", [RETAINED], CHECK)
+    assert [s.text for s in files.sentences + files.dropped] == ["Rename __init__.py files and match *.md and *.mdx files."]
 
 
 def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_give_is_not_shown():
