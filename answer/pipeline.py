@@ -204,6 +204,9 @@ class Answerer:
             # A generator that refused on the evidence says why (the extractive one gives the gate's reasons).
             off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
         related = related and bool(shown)
+        draft = attempts[used].draft
+        # Not an Answer: the visitor is told which of their words no section found mentions, if that is why.
+        unmentioned = draft.unmentioned if draft is not None and (related or not shown) else ()
         written = None
         if self.writer is not None and state == ANSWERED and not related:
             # The quotes are on the page already; the written answer comes after them and never changes the
@@ -219,7 +222,7 @@ class Answerer:
             timings["write"] = round(time.perf_counter() - began, 4)
         answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
                               unreachable=unreachable, off_topic=off_topic, disagreement=disagreement and bool(shown),
-                              related=related, confidence=sure, written=written)
+                              related=related, confidence=sure, written=written, unmentioned=unmentioned)
         yield Done(answer)
 
     def _round(
@@ -360,6 +363,7 @@ class Answerer:
         related: bool = False,
         confidence: float | None = None,
         written: Written | None = None,
+        unmentioned: tuple[str, ...] = (),
     ) -> Answer:
         # Hidden = claims that failed verification; verified but off-topic claims are problems, not unverified text.
         verified = {c.text for c in verification.shown}
@@ -389,6 +393,7 @@ class Answerer:
             related=related,
             confidence=confidence,
             written=written,
+            unmentioned=unmentioned,
         )
         if self.audit is not None:
             try:

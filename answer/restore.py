@@ -37,4 +37,5 @@ def restore(record: AnswerRecord, viewer: Viewer, live: Sequence[Chunk]) -> Answ
                   retrieval=rset, degraded=record.degraded, model_unavailable=record.model_unavailable,
                   generator=record.generator, created=record.created, disagreement=record.disagreement,
                   related=record.related, confidence=record.confidence, hidden=record.hidden if whole else (),
-                  problems=record.problems if whole else (), written=record.written if whole else None)
+                  problems=record.problems if whole else (), written=record.written if whole else None,
+                  unmentioned=record.unmentioned if whole else ())

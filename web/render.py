@@ -127,6 +127,7 @@ class TurnView:
     written_by: str = ""
     next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
     written_failed: bool = False  # the model was asked and could not answer in time: a quiet note, the quotes stand
+    unmentioned: tuple[str, ...] = ()  # not an Answer: the question's words no section found mentions
 
     @property
     def steps(self) -> bool:
@@ -314,6 +315,7 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
+        unmentioned=answer.unmentioned if state in (REFUSED, RELATED_PASSAGES) else (),
     )
 
 

@@ -129,6 +129,7 @@ class AnswerRecord:
     related: bool = False  # the claims are the closest passages, not an answer (no badge)
     confidence: float | None = None  # the gate's confidence that its direct answer answers
     written: Written | None = None  # the model's short answer over the shown quotes, checked sentence by sentence
+    unmentioned: tuple[str, ...] = ()  # not an Answer: the question's words no section found mentions
 
     @property
     def outcome(self) -> Outcome:
@@ -153,6 +154,8 @@ def to_json(record: AnswerRecord, *, full: bool = False) -> dict[str, object]:
         "retrieved": [_source_json(s, full=full) for s in record.retrieved],
         "created": record.created,
     }
+    if record.unmentioned:
+        data["unmentioned"] = list(record.unmentioned)
     if record.written is not None:
         data["written"] = written_json(record.written, full=full)
     if full:
@@ -238,6 +241,7 @@ def from_json(data: Mapping[str, Any]) -> AnswerRecord:
         related=data.get("outcome") == RELATED,
         confidence=float(data["confidence"]) if isinstance(data.get("confidence"), (int, float)) else None,
         written=written_from_json(data.get("written")),
+        unmentioned=tuple(str(w) for w in data.get("unmentioned") or () if isinstance(w, str)),
     )
 
 

@@ -41,6 +41,7 @@ class Answer:
     related: bool = False  # the claims are the closest passages, not an answer: shown as Related passages, no badge
     confidence: float | None = None  # the gate's confidence that its direct answer answers (None: nothing passed)
     written: Written | None = None  # the model's short answer over the shown quotes (None: no writer, or not asked)
+    unmentioned: tuple[str, ...] = ()  # not an Answer: the question's words no section found mentions
 
     @property
     def outcome(self) -> Outcome:
@@ -56,7 +57,7 @@ class Answer:
             viewer_groups=tuple(sorted(self.retrieval.viewer.groups)), degraded=self.degraded,
             model_unavailable=self.model_unavailable, disagreement=self.disagreement, generator=self.generator,
             created=self.created, request_id=self.request_id, related=self.related, confidence=self.confidence,
-            written=self.written,
+            written=self.written, unmentioned=self.unmentioned,
             problems=self.problems, hidden=self.hidden, attempts=self.attempts, timings=self.timings,
             quotes_total=self.quotes_total, quotes_verbatim=self.quotes_verbatim, phantoms=self.phantoms)
 

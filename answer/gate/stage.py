@@ -323,6 +323,15 @@ class AnswerGate:
                 chosen.append(scored)
         return chosen[: max_spans - (rival is not None)] + ([rival] if rival is not None else []), ()
 
+    def unmentioned(self, question: Question, rset: RetrievalSet) -> tuple[str, ...]:
+        """The question's own words no section found mentions, when that is why nothing answers (else ()).
+
+        Said to the visitor beside "Not in the docs": "PayPal" named by no section found tells them what the docs
+        do not cover, or which word to put another way.
+        """
+        focus = RetrievedFocus.of(question, readable_hits(rset), self.extractor.vocabulary())
+        return focus.missing if focus.absent >= self.thresholds.max_absent else ()
+
     def closest(self, question: Question, rset: RetrievalSet, *, max_spans: int = MAX_RELATED) -> list[Scored]:
         """When nothing answers: the best span of each section that came closest, to show as Related passages.
 

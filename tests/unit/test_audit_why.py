@@ -63,3 +63,33 @@ def test_a_model_s_refusal_without_reasons_says_so_and_still_names_the_closest_s
                       "How much does retention cost?")
     assert "The generator refused without saying why." in page and "The generator refused." not in page
     assert "Closest sections found: Retention › Section (score 1.00)" in page
+
+
+def test_the_visitor_is_told_which_of_their_words_no_section_found_mentions(tmp_path):
+    """"Not in the docs" with its reason in plain words: the words to put another way, or that the docs lack."""
+    gate = AnswerGate(AnswerExtractor())
+    c = client(tmp_path, ExtractiveGenerator(judge=gate), gate)
+    asked = c.post("/api/ask", json={"question": "Is there a Terraform provider for retention?"}).json()
+    assert asked["outcome"] == "refused" and asked["unmentioned"] == ["Terraform", "provider"]
+    page = " ".join(unescape(c.post("/ask", data={"question": "Is there a Terraform provider for retention?"}).text)
+                    .split())
+    assert "None of the docs sections found mentions “Terraform” or “provider”." in page
+    again = " ".join(unescape(c.get(f"/?thread={asked['thread_id']}").text).split())  # the thread shown again
+    assert "None of the docs sections found mentions “Terraform” or “provider”." in again
+    answered = c.post("/api/ask", json={"question": "How long are events retained?"}).json()
+    assert answered["outcome"] == "answer" and "unmentioned" not in answered  # an Answer lacks nothing
+
+
+def test_the_words_no_section_mentions_survive_the_audit_log(tmp_path):
+    from answer.contract.record import from_json, to_json
+
+    gate = AnswerGate(AnswerExtractor())
+    answerer = Answerer(Fixed(RETENTION, EXPORT), ExtractiveGenerator(judge=gate), judge=gate)
+    from retrieval.viewer import Viewer
+
+    answer = answerer.ask("Is there a Terraform provider for retention?", Viewer.of([]))
+    assert answer.unmentioned == ("Terraform", "provider")
+    assert from_json(json.loads(json.dumps(to_json(answer.record(), full=True)))).unmentioned == answer.unmentioned
+    related = AnswerGate(AnswerExtractor(), Thresholds(floor=5.0))
+    close = Answerer(Fixed(RETENTION, EXPORT), ExtractiveGenerator(judge=related), judge=related)
+    assert close.ask("How long are events retained?", Viewer.of([])).unmentioned == ()  # about what the docs say

@@ -169,7 +169,8 @@ TAXES = make_chunk("billing/taxes", "vat", "VAT is charged on every invoice issu
 
 def answer_of(rset, claims, state="answered"):  # noqa: ANN001, ANN201
     return SimpleNamespace(id="a1", question="q", state=state, degraded=False, claims=tuple(claims), retrieval=rset,
-                           hidden=(), model_unavailable=False, disagreement=False, related=False, written=None)
+                           hidden=(), model_unavailable=False, disagreement=False, related=False, written=None,
+                           unmentioned=())
 
 
 def test_chips_are_numbered_in_reading_order_and_a_chunk_cited_twice_keeps_its_number():
