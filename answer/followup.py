@@ -366,7 +366,7 @@ def swap_part(previous: str, replacement: str) -> str | None:
     found = _head_phrase(tokens, words[-1], first=1)  # never the question's first word ("How", "Can")
     names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
     if (found and names and len(words) > 1 and all(w[:1].isupper() for w in words)
-            and not tokens[found[1]].group()[:1].isupper()):
+            and not any(tokens[k].group()[:1].isupper() for k in range(found[0], found[1] + 1))):
         found = None  # "Google Analytics" after "… enable analytics with PostHog?" is a name, not the analytics
     if found:
         j, i = found

@@ -51,10 +51,11 @@ _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
 # A fence the model opens at the end of a sentence's line ("Run the command ```sh"): the block starts there.
-_FENCE_IN_LINE = re.compile(r"(?<=\S)[ \t]*(?=(`{3,}|~{3,})[\w+-]*[ \t]*$)")
-# Bold or italic asterisks outside code ("**Escape special characters:**"): the page shows sentences as text.
-# Underscores are left alone: "__init__.py" is a file name.
+_FENCE_IN_LINE = re.compile(r"(?<=[^\s`~])[ \t]*(?=(?:`{3,}|~{3,})[\w+-]*[ \t]*$)")
+# Bold or italic asterisks ("**Escape special characters:**"): the page shows sentences as text. Underscores are
+# left alone ("__init__.py" is a file name), and so is code ("`ls *foo*`").
 _EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*])")
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
@@ -180,7 +181,7 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     for unit, step, code in _units(text)[:MAX_UNITS]:
         cited = [int(n) for n in _MARKERS.findall(unit)]
         cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
-        plain = " ".join(_EMPHASIS.sub(r"\2", _MARKERS.sub("", unit)).split())
+        plain = " ".join(_MARKERS.sub("", unit).split())
         if not plain:
             continue
         checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
@@ -242,10 +243,29 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     return (), (f"{how} supported by [{number}]: {'; '.join(verdict.reasons) or verdict.status}",)
 
 
+def _fence_cut(line: str) -> list[str]:
+    """A prose line and the fence it opens at its end, as two lines; the line alone when it opens none (a line that
+    is a fence, or one ending in an inline ```span``` opened on it)."""
+    found = _FENCE_IN_LINE.search(line)
+    if found is None or "```" in line[: found.start()] or "~~~" in line[: found.start()]:
+        return [line]
+    return [line[: found.start()], line[found.end():]]
+
+
+def _unemphasized(line: str) -> str:
+    """A prose line without its bold and italic asterisks, code spans untouched (before it is cut into sentences,
+    so bold across two sentences loses both its markers)."""
+    pieces, last = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        pieces += [_EMPHASIS.sub(r"\2", line[last: span.start()]), span.group()]
+        last = span.end()
+    return "".join([*pieces, _EMPHASIS.sub(r"\2", line[last:])])
+
+
 def _units(text: str) -> list[tuple[str, int, str]]:
     """(sentence or step, its step number or 0, the code block right after it) in reply order."""
     units: list[tuple[str, int, str]] = []
-    lines = [part for line in text.strip().split("\n") for part in _FENCE_IN_LINE.split(line, maxsplit=1)[::2]]
+    lines = [part for line in text.strip().split("\n") for part in _fence_cut(line)]
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -257,6 +277,7 @@ def _units(text: str) -> list[tuple[str, int, str]]:
                 units[-1] = (units[-1][0], units[-1][1], code)
             i = end + 1
             continue
+        line = _unemphasized(line)
         step = _STEP.match(line)
         if step:
             units.append((line[step.end():], int(step.group(1)), ""))

@@ -84,6 +84,10 @@ def test_a_pronoun_stands_for_the_subject_alone_when_the_follow_up_repeats_the_v
     ("How long are events kept?", "What about deliveries?", "How long are events kept for deliveries?"),  # nothing to swap
     ("How do I enable analytics with PostHog?", "What about Google Analytics?",  # a name, not the word "analytics"
      "How do I enable analytics with Google Analytics?"),  # was "How do I Google Analytics with PostHog?"
+    ("How many retries does the Starter plan get?", "What about Growth Plan?",  # a name in title case: its phrase
+     "How many retries does the Growth Plan get?"),
+    ("How do I open the devtools for React components?", "And for Vue Components?",
+     "How do I open the devtools for Vue Components?"),
 ])
 def test_a_follow_up_that_replaces_one_part_is_searched_as_the_previous_question_with_it_replaced(previous, question,
                                                                                                    expected):

@@ -118,6 +118,13 @@ def test_a_fence_opened_at_the_end_of_a_sentence_is_its_command_not_prose():
     assert not written.dropped
     inline = read_reply("Install the CLI with ```brew install ferry``` [3].", [INSTALL], CHECK)
     assert [s.code for s in inline.sentences + inline.dropped] == [""]  # opened and closed on its line: inline
+    ending = read_reply("Install the CLI with ```brew install ferry```\nRetained events can be replayed from the "
+                        "dashboard [2].", [INSTALL, REPLAY], CHECK)  # an inline span ending its line opens nothing
+    assert "Retained events can be replayed from the dashboard." in [s.text for s in ending.sentences]
+    longer = read_reply("Install the CLI with Homebrew ````bash\nbrew install ferry\n````\nRetained events can be "
+                        "replayed from the dashboard [2].", [INSTALL, REPLAY], CHECK)  # a four-backtick fence
+    assert [(s.text, s.code) for s in longer.sentences] == [("Install the CLI with Homebrew", "brew install ferry"),
+                                                           ("Retained events can be replayed from the dashboard.", "")]
 
 
 def test_bold_markers_are_not_shown_and_a_bold_label_introducing_nothing_is_dropped():
@@ -127,6 +134,12 @@ def test_bold_markers_are_not_shown_and_a_bold_label_introducing_nothing_is_drop
     assert [s.text for s in written.dropped] == ["Replay from the dashboard:"]
     files = read_reply("Rename __init__.py files and match *.md and *.mdx files [1].", [RETAINED], CHECK)
     assert [s.text for s in files.sentences + files.dropped] == ["Rename __init__.py files and match *.md and *.mdx files."]
+    code = read_reply("Run `ls *retained*` to list **retained** events [1].", [RETAINED], CHECK)
+    assert [s.text for s in code.sentences + code.dropped] == ["Run `ls *retained*` to list retained events."]
+    across = read_reply("**Events are retained for 30 days on every plan [1]. Retained events can be replayed from the "
+                        "dashboard [2].**", [RETAINED, REPLAY], CHECK)  # bold over two sentences: both markers go
+    assert [s.text for s in across.sentences] == ["Events are retained for 30 days on every plan.",
+                                                  "Retained events can be replayed from the dashboard."]
 
 
 def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_give_is_not_shown():
