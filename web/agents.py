@@ -53,6 +53,7 @@ from .limits import MAX_BODY_BYTES
 from .llms_txt import origin_of, site_address
 from .origin import cross_site
 from .questions import read_question
+from .render import unmentioned_sentence
 from .state import AppState, state_of
 
 PATH = "/mcp"
@@ -72,7 +73,7 @@ ASK_DOCS = (
     "Ask the documentation a question in plain words. Use this first whenever the user's question is about this "
     "product or its docs. Returns `outcome`: 'answer' (the claims answer the question), 'related' (verified quotes "
     "from the closest sections; the docs do not say it directly) or 'refused' (not in the docs; `reason` says "
-    "why). Each claim has `citations`, each a verbatim `quote` with its deep link `url` (to the heading, with a text "
+    "why, and `unmentioned` lists the question's words no section found uses, when that is why). Each claim has `citations`, each a verbatim `quote` with its deep link `url` (to the heading, with a text "
     "fragment), `title` and `heading_path`; `retrieved` lists the sections looked at. For a follow-up, pass back "
     "`thread_id` and `owner_token` from the previous result.")
 SEARCH_DOCS = (
@@ -170,7 +171,9 @@ def reason_for(answer: Answer) -> str:
         return MODEL_DOWN
     if not answer.retrieval.hits:
         return NOTHING_MATCHED
-    return NOT_VERIFIED if answer.state == UNVERIFIED else NONE_ANSWERS
+    if answer.state == UNVERIFIED:
+        return NOT_VERIFIED
+    return f"{NONE_ANSWERS} {unmentioned_sentence(answer.unmentioned)}".rstrip()
 
 
 def _dicts(value: object) -> list[dict[str, object]]:

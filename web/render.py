@@ -127,7 +127,7 @@ class TurnView:
     written_by: str = ""
     next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
     written_failed: bool = False  # the model was asked and could not answer in time: a quiet note, the quotes stand
-    unmentioned: tuple[str, ...] = ()  # not an Answer: the question's words no section found mentions
+    unmentioned: str = ""  # a refusal: which of the question's words no section found mentions, as a sentence
 
     @property
     def steps(self) -> bool:
@@ -315,8 +315,18 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
-        unmentioned=answer.unmentioned if state in (REFUSED, RELATED_PASSAGES) else (),
+        unmentioned=unmentioned_sentence(answer.unmentioned) if state in (REFUSED, RELATED_PASSAGES) else "",
     )
+
+
+def unmentioned_sentence(words: Sequence[str]) -> str:
+    """What the visitor (and an agent) is told of words no section found mentions: "None of the docs sections
+    found mentions “PayPal”." ("" for none)."""
+    if not words:
+        return ""
+    quoted = [f"“{w}”" for w in words]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
+    return f"None of the docs sections found mentions {listed}."
 
 
 def written_lines(written: Written | None, claims: Sequence[Claim], views: dict[int, ClaimView]

@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     starts = {name: (judge.extractor.weights, judge.thresholds) for name, (judge, *_) in sets.items()}
     for held_out in labelled:
         train = [name for name in labelled if name != held_out]
+        if not train:
+            print(f"== {held_out}: no other labelled set to fit on", flush=True)
+            continue
         start = starts[train[0]]  # every set serves with the same weights (the preset changes no number)
         print(f"== fitted on {' + '.join(train)}; held out: {held_out} and every figures-only set", flush=True)
         fitted = fit(functools.partial(tallies, tuple(train)), start, wrong_cost=args.wrong_cost, rounds=args.rounds,

@@ -264,3 +264,14 @@ def test_llms_full_txt_holds_every_public_page_and_no_other(client):
     assert f"Source: {LOCAL}/docs/billing/refunds\n" in text and f"Source: {LOCAL}/docs/guides/retries\n" in text
     assert "internal/" not in text and "Approval limits" not in text
     assert "Approval limits" not in client.get("/llms-full.txt", headers={GROUPS: "staff"}).text
+
+
+def test_a_refusal_names_the_words_no_section_found_uses_as_the_chat_page_does():
+    from types import SimpleNamespace
+
+    from web.agents import reason_for
+
+    refused = SimpleNamespace(outcome="refused", model_unavailable=False, retrieval=SimpleNamespace(hits=(object(),)),
+                              state="refused", unmentioned=("Terraform", "provider"))
+    assert reason_for(refused).endswith(" None of the docs sections found mentions “Terraform” or “provider”.")
+    assert reason_for(SimpleNamespace(**{**vars(refused), "unmentioned": ()})).endswith("none of them answers this.")
