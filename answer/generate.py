@@ -62,16 +62,15 @@ class ExtractiveGenerator:
             # Nothing answers: the closest passages are proposed all the same; the gate shows them as Related
             # passages, never as an answer, and the reasons stay with the draft for the audit.
             chosen = self.judge.closest(asked, rset, max_spans=self.max_claims)
-            unmentioned = self.judge.unmentioned(asked, rset)
             if not chosen:
-                return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons, unmentioned=unmentioned)
+                return Draft(refused=True, claims=(), raw="; ".join(reasons), reasons=reasons,
+                             unmentioned=self.judge.unmentioned(asked, rset))
         quotes = [s.span.text for s in chosen]
         if not closest and asked.kind == YESNO:
             quotes[0] = _with_answer_word(asked.terms | self.judge.unremarkable(), rset, chosen[0].span)
         claims = tuple(DraftClaim((Quote(s.span.handle, quote),), quote) for s, quote in zip(chosen, quotes, strict=True))
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
-        return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest,
-                     unmentioned=unmentioned if closest else ())
+        return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest)
 
 
 def _with_answer_word(known: frozenset[str], rset: RetrievalSet, span: Span) -> str:
@@ -91,4 +90,3 @@ def _with_answer_word(known: frozenset[str], rset: RetrievalSet, span: Span) -> 
         return span.text
     start = answer_word_before(chunk.text, span.start)
     return chunk.text[start:span.end]
-

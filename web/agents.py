@@ -73,8 +73,8 @@ ASK_DOCS = (
     "Ask the documentation a question in plain words. Use this first whenever the user's question is about this "
     "product or its docs. Returns `outcome`: 'answer' (the claims answer the question), 'related' (verified quotes "
     "from the closest sections; the docs do not say it directly) or 'refused' (not in the docs; `reason` says "
-    "why, and `unmentioned` lists the question's words no section found uses, when that is why). Each claim has `citations`, each a verbatim `quote` with its deep link `url` (to the heading, with a text "
-    "fragment), `title` and `heading_path`; `retrieved` lists the sections looked at. For a follow-up, pass back "
+    "why, and `unmentioned` lists the question's words no section found uses, when that is why). Each claim has "
+    "`citations`, each a verbatim `quote` with its deep link `url` (to the heading, with a text fragment), `title` and `heading_path`; `retrieved` lists the sections looked at. For a follow-up, pass back "
     "`thread_id` and `owner_token` from the previous result.")
 SEARCH_DOCS = (
     "Find documentation sections about a topic (the same search the chat uses, meaning and keywords). Use it to "

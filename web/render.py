@@ -36,6 +36,7 @@ from answer.contract.support import Status
 from answer.contract.verify import Citation, Claim, text_fragment
 from answer.contract.written import Written, passages_of
 from answer.followup import Rewrite
+from answer.gate.stage import quoted_list
 from ingest.mdx import FENCE_LINE
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -315,18 +316,14 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
-        unmentioned=unmentioned_sentence(answer.unmentioned) if state in (REFUSED, RELATED_PASSAGES) else "",
+        unmentioned=unmentioned_sentence(answer.unmentioned) if state == REFUSED else "",
     )
 
 
 def unmentioned_sentence(words: Sequence[str]) -> str:
     """What the visitor (and an agent) is told of words no section found mentions: "None of the docs sections
     found mentions “PayPal”." ("" for none)."""
-    if not words:
-        return ""
-    quoted = [f"“{w}”" for w in words]
-    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
-    return f"None of the docs sections found mentions {listed}."
+    return f"None of the docs sections found mentions {quoted_list(words)}." if words else ""
 
 
 def written_lines(written: Written | None, claims: Sequence[Claim], views: dict[int, ClaimView]

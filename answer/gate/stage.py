@@ -82,7 +82,7 @@ class RetrievedFocus:
         figure = f"{self.absent:.0%} of what the question asks about"
         if not self.missing:
             return f"the sections found do not mention what the question asks about ({figure})"
-        return f"none of the sections found mentions {_listed(self.missing)} ({figure})"
+        return f"none of the sections found mentions {quoted_list(self.missing)} ({figure})"
 
 
 MAX_WORDS_NAMED = 3
@@ -99,7 +99,8 @@ def _words_for(text: str, terms: frozenset[str], vocabulary: Vocabulary) -> tupl
     return tuple(found[t] for t in ranked[:MAX_WORDS_NAMED])
 
 
-def _listed(words: Sequence[str]) -> str:
+def quoted_list(words: Sequence[str]) -> str:
+    """“a”, “b” or “c”: words as a reason names them to support staff and to the visitor."""
     quoted = [f"“{w}”" for w in words]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
 
