@@ -29,11 +29,12 @@ never an unchecked one. A decline or a failure is not asked again.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
@@ -48,6 +49,8 @@ DECLINED = "NOT ANSWERED"
 MAX_UNITS = 6  # sentences or steps read from a reply; the prompt asks for fewer
 MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the check still reads it whole
 _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
+_MARKER_RUN = re.compile(r"(?:\s*\[\d{1,2}\])+")  # quote numbers written together ("[1][2]", " [1] [2]")
+_SENTENCE_ENDS = (".", "!", "?")
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
 _BULLET = re.compile(r"^\s*[-*•]\s+")
 # A fence the model opens at the end of a sentence's line ("Run the command ```sh"): the block starts there.
@@ -178,10 +181,9 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     by_number = {p.number: p for p in passages}
     shown: list[Sentence] = []
     dropped: list[Sentence] = []
-    for unit, step, code in _units(text)[:MAX_UNITS]:
-        cited = [int(n) for n in _MARKERS.findall(unit)]
+    for unit, step, code in _units(text, by_number)[:MAX_UNITS]:
+        plain, cited = _numbered(unit)
         cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
-        plain = " ".join(_MARKERS.sub("", unit).split())
         if not plain:
             continue
         checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
@@ -262,7 +264,7 @@ def _unemphasized(line: str) -> str:
     return "".join([*pieces, _EMPHASIS.sub(r"\2", line[last:])])
 
 
-def _units(text: str) -> list[tuple[str, int, str]]:
+def _units(text: str, given: Collection[int] = ()) -> list[tuple[str, int, str]]:
     """(sentence or step, its step number or 0, the code block right after it) in reply order."""
     units: list[tuple[str, int, str]] = []
     lines = [part for line in text.strip().split("\n") for part in _fence_cut(line)]
@@ -284,17 +286,64 @@ def _units(text: str) -> list[tuple[str, int, str]]:
         elif _BULLET.match(line):
             units.append((_BULLET.sub("", line), 0, ""))
         elif line.strip():
-            starts = [s for s in sentence_starts(line) if not line.count("`", 0, s) % 2] or [0]
-            units += [(line[a:b].strip(), 0, "") for a, b in zip(starts, [*starts[1:], len(line)], strict=True)]
+            units += [(sentence, 0, "") for sentence in _sentences(line, given)]
         i += 1
-    # a marker written after the sentence's period ("… command. [2]") is read as that sentence's
+    # markers written after the sentence's period ("… command. [2]", "… again. [1] [2]") are read as that sentence's
     merged: list[tuple[str, int, str]] = []
     for unit in units:
-        if merged and _MARKERS.fullmatch(unit[0]) and not unit[1]:
+        if merged and _MARKER_RUN.fullmatch(unit[0]) and not unit[1]:
             merged[-1] = (merged[-1][0] + " " + unit[0], merged[-1][1], merged[-1][2] or unit[2])
         else:
             merged.append(unit)
     return merged
+
+
+def _outside_code(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """The pattern's matches that are not inside a `code span` ("`argv[1]`" is code, not a quote number)."""
+    return [m for m in pattern.finditer(text) if not text.count("`", 0, m.start()) % 2]
+
+
+def _numbered(unit: str) -> tuple[str, list[int]]:
+    """A unit's text without its quote numbers, and the numbers."""
+    found = _outside_code(_MARKERS, unit)
+    text, last = "", 0
+    for match in found:
+        text, last = text + unit[last:match.start()], match.end()
+    return " ".join((text + unit[last:]).split()), [int(m.group(1)) for m in found]
+
+
+def _sentences(line: str, given: Collection[int]) -> list[str]:
+    """A prose line's sentences, each ending in the quote numbers that are its own.
+
+    The segmenter reads the line without the numbers: seeing them, it does not cut "… replayed [1][2]. Retained …".
+    Numbers inside a sentence, or after its end with nothing but a period after them ("… again. [1] [2]", "…
+    hooks. [2]."), are that sentence's. Numbers between two sentences ("… kept. [1] Retained …") may close the one
+    before or open the one after, and small models write both: they are neither's, so each is shown only if quotes
+    support it, as an unnumbered sentence is; unless they name a quote the model was not given, which drops both.
+    """
+    text, runs, last = "", [], 0
+    for match in _outside_code(_MARKER_RUN, line):
+        text += line[last:match.start()]
+        runs.append((len(text), "".join(match.group().split())))
+        last = match.end()
+        if text.rstrip()[-1:] in _SENTENCE_ENDS and line[last:last + 1] in _SENTENCE_ENDS:
+            last += 1  # "… hooks. [2]." keeps one period
+    text += line[last:]
+    if not text.strip():
+        return [line.strip()] if line.strip() else []  # numbers alone on a line: _units gives them to the one before
+    starts = [s for s in sentence_starts(text) if not text.count("`", 0, s) % 2] or [0]
+    cited = [""] * len(starts)
+    for at, run in runs:
+        before = max(0, bisect.bisect_right(starts, at - 1) - 1)  # the sentence holding the character before it
+        rest = text[at:]
+        after = bisect.bisect_right(starts, at + len(rest) - len(rest.lstrip())) - 1
+        between = after != before and text[:at].rstrip()[-1:] in _SENTENCE_ENDS
+        unknown = any(int(n) not in given for n in _MARKERS.findall(run))
+        for owner in ((before, after) if unknown else ()) if between else (before,):
+            cited[owner] += run
+    sentences = [(text[a:b].strip() + " " + numbers).strip()
+                 for a, b, numbers in zip(starts, [*starts[1:], len(text)], cited, strict=True)]
+    return [sentence for sentence in sentences if sentence]
 
 
 class Writer:

@@ -92,10 +92,36 @@ def test_a_sentence_without_numbers_that_no_quote_supports_alone_rests_on_the_fe
 
 def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
     written = read_reply("Retained events are replayed from the dashboard. [2]\nEvents are retained for 30 days and "
-                         "can be replayed [1][2].", [RETAINED, REPLAY], CHECK)
+                         "can be replayed [1][2]. Retained events can be replayed for 30 days. [1] [2]",
+                         [RETAINED, REPLAY], CHECK)
     assert [(s.text, s.passages) for s in written.sentences] == [
         ("Retained events are replayed from the dashboard.", (2,)),
-        ("Events are retained for 30 days and can be replayed.", (1, 2))]
+        ("Events are retained for 30 days and can be replayed.", (1, 2)),
+        ("Retained events can be replayed for 30 days.", (1, 2))]
+    # the numbers after the period are the sentence's: it is checked against the quote it names, not any other
+    named = read_reply("Events are retained for 30 days. [2][1]\nEvents are retained for 30 days. [2]",
+                       [RETAINED, REPLAY], CHECK)
+    assert [(s.text, s.passages) for s in named.sentences] == [("Events are retained for 30 days.", (2, 1))]
+    assert [(s.passages, s.status) for s in named.dropped] == [((2,), "unsupported")]
+    # a number between two sentences may close one or open the other: each rests on the quotes that support it
+    for reply in ("Events are retained for 30 days. [2] Retained events can be replayed from the dashboard.",
+                  "Events are retained for 30 days. [1] Retained events can be replayed from the dashboard."):
+        between = read_reply(reply, [RETAINED, REPLAY], CHECK)
+        assert [(s.text, s.passages) for s in between.sentences] == [
+            ("Events are retained for 30 days.", (1,)), ("Retained events can be replayed from the dashboard.", (2,))]
+    # … unless it names a quote the model was not given: then neither sentence is shown
+    unknown = read_reply("Events are retained for 30 days. [7] Retained events can be replayed from the dashboard.",
+                         [RETAINED, REPLAY], CHECK)
+    assert not unknown.sentences and {s.status for s in unknown.dropped} == {"unknown quote"}
+    # brackets in code are code: "`argv[1]`" names no quote and keeps its index
+    code = read_reply("Retained events can be replayed from the dashboard with `replay[0]` [2].", [RETAINED, REPLAY],
+                      CHECK)
+    assert [(s.text, s.passages) for s in code.dropped + code.sentences] == [
+        ("Retained events can be replayed from the dashboard with `replay[0]`.", (2,))]
+    # a period the model writes after the numbers as well is not shown twice
+    closing = read_reply("Retained events can be replayed from the dashboard. [2].", [RETAINED, REPLAY], CHECK)
+    assert [(s.text, s.passages) for s in closing.sentences] == [
+        ("Retained events can be replayed from the dashboard.", (2,))]
 
 
 def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_its_quote():
