@@ -48,7 +48,7 @@ from retrieval.heap import freeze_long_lived, share_the_interpreter
 from retrieval.lock import owner_lock
 
 from .app import create_app
-from .failures import fix_for
+from .failures import FIX_INTERNAL, fix_for
 from .logs import configure as configure_logs
 from .metrics import prepare_multiprocess
 from .server import server_options
@@ -122,7 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS") or 1),
                         help="worker processes serving requests (more than one needs CHROMA_URL)")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:  # a setting that cannot be read: its message names it and what it takes
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.ingest and not settings.content_dir.is_dir():  # said now, not after the model has loaded
+        print(f"error: CONTENT_DIR={settings.content_dir} is not a folder: point CONTENT_DIR at the docs' content "
+              "folder (the one holding the .mdx pages)", file=sys.stderr)
+        return 2
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.workers > 1 and not settings.chroma_url:
@@ -159,7 +167,8 @@ def serve(settings: Settings, ingest: bool, workers: int) -> int:
                     log.info("ingest: %s", report.summary().replace("\n", " | "))
                 chunks = services.store.count()
             except RetrievalError as exc:
-                log.error("cannot serve: %s\nfix: %s", exc, fix_for(exc))
+                fix = fix_for(exc)  # an error whose own message says what to do gets no generic line after it
+                log.error("cannot serve: %s%s", exc, "" if fix == FIX_INTERNAL else f"\nfix: {fix}")
                 return 2
             log.info("index holds %d chunks; serving on http://%s:%d with %d worker(s); `make ingest` hands its runs "
                      "to this server (%s)", chunks, settings.host, settings.port, workers, listener.path)

@@ -2,7 +2,11 @@
 
 Every line carries the request id (see `request_ids`), uvicorn's access
 lines included: uvicorn is started without a logging config of its own, so
-its loggers reach the same handler.
+its loggers reach the same handler. An access line keeps a query's parameter
+names and drops their values: the chat page streams the visitor's question in
+its URL, and what visitors type (an API key pasted by mistake, an email
+address) belongs in the answer log, under its retention, not in every log
+collector the server's output reaches.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from urllib.parse import parse_qsl, urlencode
 
 from .request_ids import WithRequestId
 
@@ -34,6 +39,18 @@ class JsonLines(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+class QueryValuesDropped(logging.Filter):
+    """uvicorn's access line with each query value left out: "GET /ask/stream?question=&thread=" (see the module)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str) and "?" in args[2]:
+            path, _, query = args[2].partition("?")
+            names = urlencode([(name, "") for name, _ in parse_qsl(query, keep_blank_values=True)])
+            record.args = (*args[:2], f"{path}?{names}", *args[3:])
+        return True
+
+
 def configure(log_format: str, level: int = logging.INFO) -> None:
     """Route every logger (uvicorn's too) to one stderr handler in the chosen format; safe to call again."""
     if log_format not in FORMATS:
@@ -48,3 +65,5 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
         logger = logging.getLogger(name)
         logger.handlers[:] = []
         logger.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    access.filters[:] = [f for f in access.filters if not isinstance(f, QueryValuesDropped)] + [QueryValuesDropped()]

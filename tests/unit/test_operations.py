@@ -119,6 +119,28 @@ def test_json_log_lines_carry_the_request_id(tmp_path, monkeypatch):
         Settings.from_env({"LOG_FORMAT": "yaml"}, dotenv=False)
 
 
+def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        logs.configure("text")
+        logs.configure("text")  # configured twice (a worker after its parent): one filter, not two
+        access = logging.getLogger("uvicorn.access")
+        # the call uvicorn makes for each response (uvicorn/protocols/http/*_impl.py)
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5050", "GET",
+                    "/ask/stream?question=my%20key%20fd_live_4f9a%20leaked%2C%20jane%40example.com&thread=t1", "1.1", 200)
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5050", "GET", "/healthz", "1.1", 200)
+    finally:
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+    first, second = stream.getvalue().splitlines()
+    assert '"GET /ask/stream?question=&thread= HTTP/1.1" 200' in first
+    assert "fd_live" not in first and "example" not in first and "t1" not in first
+    assert '"GET /healthz HTTP/1.1" 200' in second
+    assert len(logging.getLogger("uvicorn.access").filters) == 1
+
+
 def test_healthz_is_alive_while_readyz_waits_for_the_models(tmp_path, monkeypatch):
     built = []
 

@@ -1,4 +1,5 @@
-"""`python -m web --workers N`: several processes only over a Chroma server, and each worker's app is the real one."""
+"""`python -m web`: several processes only over a Chroma server, and a start that cannot work is refused with one
+line naming the setting, before a model loads or a lock is taken."""
 
 from __future__ import annotations
 
@@ -28,3 +29,24 @@ def test_the_workers_option_reads_the_environment(monkeypatch):
     monkeypatch.setattr(entry, "owner_lock", lambda *a, **k: pytest.fail("nothing may start"))
     with pytest.raises(SystemExit):  # 3 workers from the environment, and still no Chroma server
         entry.main([])
+
+
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("PORT", "abc", "PORT must be a TCP port number"),
+    ("RATE_LIMIT", "lots", "RATE_LIMIT"),
+    ("UNVERIFIED_POLICY", "maybe", "UNVERIFIED_POLICY must be"),
+    ("THREAD_SECRET", "short", "THREAD_SECRET must be at least"),
+])
+def test_a_setting_that_cannot_be_read_is_one_line_not_a_traceback(monkeypatch, capsys, name, value, said):
+    monkeypatch.setenv(name, value)
+    monkeypatch.setattr(entry, "owner_lock", lambda *a, **k: pytest.fail("nothing may start"))
+    assert entry.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and said in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_ingesting_a_content_folder_that_is_not_there_is_refused_before_the_model_loads(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("CONTENT_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setattr(entry, "local_llm", lambda *a, **k: pytest.fail("nothing may start"))
+    assert entry.main(["--ingest"]) == 2
+    assert "CONTENT_DIR=" in capsys.readouterr().err
