@@ -28,7 +28,7 @@ from answer.log.protocol import LogRow
 from answer.reports.gaps import GapReport, gap_report, parse_since
 from answer.reports.readable import deleted_handles, fully_readable, live_hashes, needs_lookup, readable_handles
 
-from .audit_view import attempts, explain, redact
+from .audit_view import DELETED, RESTRICTED, attempts, explain, redact
 from .failures import failure
 from .links import is_site_url, section_path
 from .state import AppState, state_of
@@ -151,7 +151,8 @@ async def answer_view(request: Request) -> Response:
     return state.page(request, "audit.html", {
         "record": record, "feedback": ratings, "attempts": attempts(record), "why": explain(record),
         "drafts": [attempt_json(a) for a in record.attempts],
-        "changed_since": {cid: status for cid, status in changed.items() if cid in shown}})
+        "changed_since": {cid: status for cid, status in changed.items() if cid in shown},
+        "withheld": {"deleted": DELETED, "restricted": RESTRICTED}})  # a withheld citation's chunk id is its label
 
 
 ROUTES = [Route("/answers", answers), Route("/answers/{answer_id}", answer_view), Route("/gaps", gaps)]

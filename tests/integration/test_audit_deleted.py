@@ -70,7 +70,10 @@ def test_a_deleted_source_is_called_deleted_and_a_restricted_one_restricted(tmp_
         assert "deleted source" in gone.text and "Deleted from the docs since this answer" in gone.text
         assert "restricted source" not in gone.text and "may not read" not in gone.text
         assert "8 times over 24 hours" not in gone.text  # a page taken down leaves past answers too
+        # its citation says it is gone, never "unchanged" beside a version and hash it no longer has
+        assert "source deleted since" in gone.text and 'class="label unchanged"' not in gone.text
 
         hidden = client.get(f"/answers/{fees['answer_id']}", headers=staff)
         assert "restricted source" in hidden.text and "Your groups may not read this source." in hidden.text
         assert "2.9 percent" not in hidden.text
+        assert "not readable by your groups" in hidden.text and 'class="label unchanged"' not in hidden.text
