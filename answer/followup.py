@@ -185,11 +185,20 @@ _ASKING = frozenset(key_terms("how what which when where why who can could shoul
 
 
 def subject(question: str) -> tuple[str, bool]:
-    """The earlier question's subject without its asking lead, and whether it is an action ("move my workspace …")."""
+    """The earlier question's subject without its asking lead, and whether it is an action ("move my workspace …").
+
+    It is an action when the visitor is the one asking to do it: "How do I move …", and any lead that names them
+    before the verb ("Where do I find …", "What do I need to verify …"); not "When does it expire?".
+    """
     text = _BESIDE.sub("", question.strip()).rstrip("?!. ").strip()  # not the subject an earlier turn carried
-    is_action = bool(_VERB_LEAD.match(text))
-    rest = _LEAD.sub("", text, count=1).strip()
+    lead = _LEAD.match(text)
+    asked_by = lead.group() if lead else ""
+    is_action = bool(_VERB_LEAD.match(text) or _ASKER.search(asked_by))
+    rest = text[len(asked_by):].strip()
     return (rest or text), is_action
+
+
+_ASKER = re.compile(r"\b(?:i|we|you|one)\b", re.IGNORECASE)
 
 
 _BESIDE = re.compile(r"\s+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*\?\s*$")  # "… (the earlier subject)?" at the end
@@ -328,9 +337,11 @@ def _object_of(action: str, before: str, after: str) -> str | None:
     verb = _TOKEN.search(action)
     if not said or verb is None or said[-1].lower() in TERM_STOPWORDS:
         return None
-    if stem(said[-1].lower()) != stem(verb.group().lower()):  # "What happens to it?": "to" is no verb
-        return None
     rest = action[verb.end():]
+    if stem(said[-1].lower()) != stem(verb.group().lower()):  # "How do I rotate it?" after "… find the signing
+        # secret of a webhook?": another verb, the same thing, up to its first preposition ("the signing secret")
+        stop = next((t for t in _TOKEN.finditer(rest) if t.group().lower() in _PREPOSITIONS), None)
+        return (rest[: stop.start()] if stop else rest).strip() or None
     following = _anchor(after)
     stop = (_word_in(rest, following) if following else None) or next(
         (t for t in _TOKEN.finditer(rest) if t.group().lower() in _PREPOSITIONS), None)

@@ -520,3 +520,17 @@ def test_a_how_to_question_is_answered_by_steps_or_the_block_a_sentence_introduc
     judge = AnswerGate(AnswerExtractor(), Thresholds())
     span = next(s for s in spans_of(hit_of(HOWTO), 0) if s.introduces == "code")
     assert type_fit(judge.question("How do I create a new project?"), span) == 1
+
+
+@pytest.mark.parametrize("scene", ["I am new here.", "Hi, I am just starting out with this.", "OK so I am confused."])
+def test_a_visitor_introducing_themselves_asks_the_same_question(scene):
+    """"I am new here." names nothing the docs could mention: "am" is no subject, so it is never why nothing answers."""
+    retries = make_chunk("guides/retries", "schedule", "Failed deliveries are retried for up to 3 days.",
+                         title="Retries", heading="Schedule")
+    rset = renumber("q", Viewer.anonymous(), [(retries, 1.0)])
+    judge = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0))
+    question = "How long are failed deliveries retried?"
+    alone, _ = judge.pick(judge.question(question), rset)
+    introduced, reasons = judge.pick(judge.question(f"{scene} {question}"), rset)
+    assert alone and introduced, reasons
+    assert "am" not in judge.question(f"{scene} {question}").focus

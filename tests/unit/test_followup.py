@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from answer.followup import CarrySubject, LLMCondenser, Rewrite, Turn, is_elliptical, reads_as_question, rewrite
+from answer.followup import (
+    CarrySubject,
+    LLMCondenser,
+    Rewrite,
+    Turn,
+    is_elliptical,
+    reads_as_question,
+    rewrite,
+    subject,
+)
 
 TIMEOUT = "What is the default request timeout of the SDKs?"
 REGION = "Can I move my workspace to another region?"
@@ -43,6 +52,30 @@ def test_a_fragment_or_a_pronoun_after_the_same_verb_is_read_against_the_earlier
                                                                                            expected):
     result = rewrite(question, [Turn(previous, previous)])
     assert result.question == expected and result.shown
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    # the visitor named before the verb makes it an action, whatever asks: the pronoun is the thing acted on
+    ("Where do I find the signing secret of a webhook?", "How do I rotate it?", "How do I rotate the signing secret?"),
+    ("Where can I see failed deliveries?", "How do I retry them?", "How do I retry failed deliveries?"),
+    ("How do I install the ferry CLI?", "How do I update it?", "How do I update the ferry CLI?"),
+    ("What do I need to verify a webhook signature?", "Can I do it in Python?",
+     "Can I verify a webhook signature in Python?"),
+])
+def test_a_pronoun_after_another_verb_stands_for_what_the_earlier_action_was_done_to(previous, question, expected):
+    result = rewrite(question, [Turn(previous, previous)])
+    assert result.question == expected and result.shown
+
+
+@pytest.mark.parametrize(("question", "topic", "action"), [
+    ("Where do I find the signing secret of a webhook?", "find the signing secret of a webhook", True),
+    ("What do we need to verify a signature?", "verify a signature", True),
+    ("When does the signing secret expire?", "the signing secret expire", False),  # the secret acts, not the visitor
+    ("When does it expire?", "expire", False),
+    ("Is there a limit on endpoints?", "a limit on endpoints", False),
+])
+def test_an_earlier_question_is_an_action_when_the_visitor_is_the_one_doing_it(question, topic, action):
+    assert subject(question) == (topic, action)
 
 
 @pytest.mark.parametrize(("previous", "question", "wrong"), [
