@@ -66,6 +66,9 @@ def cmd_show(args: argparse.Namespace, settings: Settings, store: Any = None) ->
         print(f"error: no answer with id {args.answer_id!r} in {audit.where}", file=sys.stderr)
         return 1
     data = to_json(record, full=True) | {"changed_since": changed_sources(store or open_store(settings), record)}
+    typed = audit.asked(record.answer_id)
+    if typed is not None and typed != record.question:  # a follow-up: the record holds its rewrite
+        data["asked"] = typed
     print(json.dumps(data, indent=2, ensure_ascii=False))
     return 0
 

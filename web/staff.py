@@ -146,10 +146,11 @@ async def answer_view(request: Request) -> Response:
     record = redact(record, handles, deleted)
     shown = {c.chunk_id for claim in record.claims for c in claim.citations}
     ratings = await asyncio.to_thread(audit.feedback, record.answer_id)
+    typed = await asyncio.to_thread(audit.asked, record.answer_id) if whole else None  # withheld with the question
     if not whole:  # a visitor's reason may restate what the answer said: withheld with the question
         ratings = [replace(r, reason=record.question if r.reason else "") for r in ratings]  # the withheld wording
     return state.page(request, "audit.html", {
-        "record": record, "feedback": ratings, "attempts": attempts(record), "why": explain(record),
+        "record": record, "asked": typed if typed != record.question else None, "feedback": ratings, "attempts": attempts(record), "why": explain(record),
         "drafts": [attempt_json(a) for a in record.attempts],
         "changed_since": {cid: status for cid, status in changed.items() if cid in shown},
         "withheld": {"deleted": DELETED, "restricted": RESTRICTED}})  # a withheld citation's chunk id is its label

@@ -250,6 +250,13 @@ class PostgresAnswerLog:
                                       " WHERE thread_id = %s ORDER BY position", (thread_id,)).fetchall()
         return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset(), o) for a, q, s, g, o in rows]
 
+    def asked(self, answer_id: str) -> str | None:
+        if names_nothing(answer_id):
+            return None
+        with self.connection(f"cannot read the turn of answer {answer_id!r}") as connection:
+            row = connection.execute("SELECT asked FROM turns WHERE answer_id = %s LIMIT 1", (answer_id,)).fetchone()
+        return row[0] if row else None
+
     # -- feedback --------------------------------------------------------------------------------------
 
     def add_feedback(self, answer_id: str, rating: str, reason: str, groups: frozenset[str]) -> bool:

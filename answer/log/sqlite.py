@@ -307,6 +307,13 @@ class SQLiteAnswerLog:
                                       " ORDER BY position", (thread_id,)).fetchall()
         return [TurnRow(a, q, s, frozenset(g.split(",")) if g else frozenset(), o) for a, q, s, g, o in rows]
 
+    def asked(self, answer_id: str) -> str | None:
+        if not self.path.exists():
+            return None
+        with self._read() as connection:
+            row = connection.execute("SELECT asked FROM turns WHERE answer_id = ? LIMIT 1", (answer_id,)).fetchone()
+        return row[0] if row else None
+
     # -- feedback --------------------------------------------------------------------------------------
 
     def add_feedback(self, answer_id: str, rating: str, reason: str, groups: frozenset[str]) -> bool:

@@ -92,6 +92,18 @@ def test_show_prints_the_record_with_changed_since(tmp_path, capsys, live, expec
     assert all(key == REFUNDS.id for key in record["changed_since"])
 
 
+def test_show_gives_what_a_follow_up_s_visitor_typed_beside_its_rewrite(tmp_path, capsys):
+    settings = Settings(data_dir=tmp_path)
+    audit = SQLiteAnswerLog(settings.audit_path)
+    answer, _ = ask(audit)
+    store = MemoryIndex(HashEmbedder(), [REFUNDS])
+    assert main(["show", answer.id], settings=settings, store=store) == 0
+    assert "asked" not in json.loads(capsys.readouterr().out)  # not a turn of a thread
+    audit.add_turn("t3", answer.id, "and for that?", answer.question, frozenset({"public"}))
+    assert main(["show", answer.id], settings=settings, store=store) == 0
+    assert json.loads(capsys.readouterr().out)["asked"] == "and for that?"
+
+
 def test_show_unknown_id_is_an_error_exit(tmp_path, capsys):
     assert main(["show", "missing"], settings=Settings(data_dir=tmp_path), store=MemoryIndex(HashEmbedder())) == 1
     assert "no answer with id 'missing'" in capsys.readouterr().err
@@ -187,6 +199,14 @@ def test_a_thread_keeps_its_turns_in_order_even_when_they_are_added_at_once(make
     assert turns[0] == TurnRow("a0", "refunds?", "refunds?", frozenset({"public", "staff"}), "f" * 64)
     assert sorted(t.answer_id for t in turns[1:]) == [f"a{n}" for n in range(1, 9)] and turns[1].owner is None
     assert logs[0].thread("another") == []
+
+
+def test_what_the_visitor_typed_is_found_by_the_answer_it_gave(make_log):
+    log = make_log()
+    log.add_turn("t2", "a0", "How do I rotate an API key?", "How do I rotate an API key?", frozenset({"public"}))
+    log.add_turn("t2", "a1", "And from the CLI?", "How do I rotate an API key from the CLI?", frozenset({"public"}))
+    assert log.asked("a1") == "And from the CLI?" and log.asked("a0") == "How do I rotate an API key?"
+    assert log.asked("never-asked") is None and log.asked("a\x00") is None
 
 
 def test_feedback_is_kept_in_order_capped_per_answer_and_counted_in_the_search(make_log):

@@ -195,6 +195,18 @@ def test_an_elliptical_follow_up_is_searched_with_the_earlier_subject_and_says_s
     assert app.post("/api/ask", json={"question": "x?", "thread_id": "../etc"}).status_code == 400
 
 
+def test_staff_read_what_the_visitor_typed_beside_the_question_it_was_searched_as(tmp_path):
+    app = client(GOOD, GOOD, tmp_path=tmp_path, identity_header="X-Groups")
+    first = app.post("/api/ask", json={"question": "What is the refund window?"}).json()
+    body = app.post("/api/ask", json={"question": "Does it apply to annual plans?", "thread_id": first["thread_id"],
+                                      "owner_token": first["owner_token"]}).json()
+    staff = {"X-Groups": "staff"}
+    follow_up = app.get(f"/answers/{body['answer_id']}", headers=staff).text
+    assert "<h1>Does the refund window apply to annual plans?</h1>" in follow_up
+    assert "Typed in its thread as <q>Does it apply to annual plans?</q>" in follow_up
+    assert "Typed in its thread as" not in app.get(f"/answers/{first['answer_id']}", headers=staff).text
+
+
 def test_a_follow_up_naming_its_own_subject_is_searched_the_way_the_docs_answer_it(tmp_path):
     """Typed alone, "Are annual plans handled differently?" is only related; beside the thread's subject it is
     answered, so that reading is searched and shown. A change of subject is answered as typed."""
