@@ -3,7 +3,8 @@
 The Content-Security-Policy fits the UI as it is: scripts, styles and
 connections only from this origin (the vendored htmx and app.js; no inline
 script, no eval — the composer's reset lives in app.js, not an hx-on
-attribute), the one `<style>` htmx injects allowed by its hash, and
+attribute; no inline style — htmx is told not to inject its indicator
+`<style>`, which the UI does not use: base.html's htmx-config), and
 `frame-ancestors` naming this origin, the docs site's origin when it is
 another one (the widget frames the chat there) and FRAME_ANCESTORS.
 """
@@ -13,10 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
-
-# htmx 2 injects this one <style> for its request indicators; its hash lets it through without 'unsafe-inline'.
-HTMX_INDICATOR_STYLE = "'sha256-faU7yAF8NxuMTNEwVmBz+VcYeIoBQ2EMHW3WaVxCvnk='"
-
 
 def frame_ancestors(configured: str, base_url: str) -> list[str]:
     """Who may frame the UI: this origin, the docs site when it lives on another origin, and FRAME_ANCESTORS."""
@@ -31,7 +28,7 @@ def frame_ancestors(configured: str, base_url: str) -> list[str]:
 def content_security_policy(ancestors: list[str]) -> str:
     """Scripts, styles and connections from this origin only (the vendored htmx, no eval, no inline script)."""
     return "; ".join([
-        "default-src 'self'", "script-src 'self'", f"style-src 'self' {HTMX_INDICATOR_STYLE}",
+        "default-src 'self'", "script-src 'self'", "style-src 'self'",
         "img-src 'self' data: https:", "connect-src 'self'", "font-src 'self'", "object-src 'none'",
         "base-uri 'none'", "form-action 'self'", "frame-ancestors " + " ".join(ancestors),
     ])

@@ -8,9 +8,10 @@ from .test_chat import QUESTION, ask, final_turn
 def test_asking_and_opening_a_source_breaks_no_csp_rule(page, live_url):
     violations: list[str] = []
     page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+    # before any page script runs: a violation while the page loads (a library's own <style>) counts too
+    page.add_init_script("document.addEventListener('securitypolicyviolation', e => console.error("
+                         "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI))")
     page.goto(live_url)
-    page.evaluate("document.addEventListener('securitypolicyviolation', e => console.error("
-                  "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI))")
     ask(page, QUESTION)
     turn = final_turn(page)
     assert turn.locator(".claim .quote blockquote").count() > 0
