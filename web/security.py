@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+
 def frame_ancestors(configured: str, base_url: str) -> list[str]:
     """Who may frame the UI: this origin, the docs site when it lives on another origin, and FRAME_ANCESTORS."""
     sources = ["'self'"]
