@@ -59,6 +59,7 @@ def create_app(
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["inline_code"] = render.inline_code
     templates.env.filters["short"] = render.short
+    templates.env.filters["sentence"] = render.sentence
     templates.env.filters["when"] = staff.when
     metrics = Metrics(lambda: services.store)
     services = Services(settings, answerer, store, corpus, index=index, observers=[metrics.observe])

@@ -355,6 +355,11 @@ def written_lines(written: Written | None, claims: Sequence[Claim], views: dict[
 SHORT_CHARS = 120  # a question shown as a label or a link's text: the whole of it stays one click away
 
 
+def sentence(message: str) -> str:
+    """A message read on its own on a page starts with a capital ("Please type a question"); the API's is as raised."""
+    return message[:1].upper() + message[1:]
+
+
 def short(text: str, limit: int = SHORT_CHARS, mark: str = "…") -> str:
     """`text` cut at the last word boundary before `limit` characters, ending in `mark` when it was cut.
 

@@ -173,7 +173,7 @@ def test_validation_shows_under_the_composer_and_goes_away_with_the_next_questio
     page.click("#ask button[type=submit]")
     error = page.locator("#ask-error")
     error.locator(".error").wait_for()
-    assert "please type a question" in error.inner_text() and page.locator("#thread .error").count() == 0
+    assert "Please type a question" in error.inner_text() and page.locator("#thread .error").count() == 0
     page.screenshot(path=str(shots / "29-validation-inline.png"))
     ask(page, QUESTION)
     final_turn(page)

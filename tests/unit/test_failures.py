@@ -11,6 +11,7 @@ from tests.fakes import HashEmbedder, ScriptedGenerator, make_chunk
 from tests.memory_index import MemoryIndex
 from web.app import create_app
 from web.failures import INTERNAL, UNAVAILABLE
+from web.render import sentence
 from web.settings import Settings
 
 REFUNDS = make_chunk("billing/refunds", "refund-windows", "Refunds are available within 14 days of the charge.",
@@ -67,11 +68,12 @@ def test_a_bad_question_is_a_400_everywhere_and_the_stream_offers_no_retry():
     app = client(RuntimeError("never reached"))
     api = app.post("/api/ask", json={"question": "   "})
     assert api.status_code == 400 and "question" in api.json()["error"]
+    said = sentence(api.json()["error"])  # on a page the same words start with a capital
     page = app.post("/ask", data={"question": "   "})
-    assert page.status_code == 400 and api.json()["error"] in page.text
+    assert page.status_code == 400 and f'role="alert">{said}<' in page.text
     streamed = app.get("/ask/stream", params={"question": "   "})
     done = streamed.text.rsplit("event: done", 1)[1]
-    assert api.json()["error"] in done and 'class="retry"' not in done
+    assert f'role="alert">{said}<' in done and 'class="retry"' not in done
 
 
 def test_a_server_pointed_at_another_site_s_index_is_told_to_use_its_own_data_dir():
