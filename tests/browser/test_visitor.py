@@ -86,6 +86,11 @@ def test_feedback_is_stored_and_staff_see_it_in_the_bad_answers_queue(browser, s
         turn.locator(".feedback-reason button").click()
         turn.locator(".feedback-status", has_text="Thanks").wait_for()
         page.screenshot(path=str(shots / "23-feedback-sent.png"))
+        page.reload()  # the thread shown again remembers the rating instead of asking for it again
+        again = page.locator(f'[data-answer-id="{answer_id}"]').last
+        again.locator(".feedback-status", has_text="You rated this answer").wait_for()
+        assert again.locator(".rate[data-rating=down]").get_attribute("aria-pressed") == "true"
+        assert again.locator(".rate:not([disabled])").count() == 0
 
         desk = staff.new_page()
         desk.goto(staffed_url + "/answers?feedback=down")

@@ -6,6 +6,27 @@ var DocsChatTurn = (function () {
 
   // Feedback on the turns under `root`: thumbs up is sent at once; thumbs down asks for an optional reason
   // first. `server` prefixes the API path ("" on the chat page); `credentials` is fetch's (the widget omits cookies).
+  // A rating sent from this browser is remembered in it, so a thread opened again says so instead of asking again.
+  var RATED = "docs-chat-rated:";
+  function remembered(id) {
+    try { return window.localStorage.getItem(RATED + id); } catch (e) { return null; }  // storage off: ask again
+  }
+  function remember(id, rating) {
+    try { window.localStorage.setItem(RATED + id, rating); } catch (e) { /* storage off or full: nothing kept */ }
+  }
+  function shownAsSent(box, rating, text) {
+    box.classList.add("sent"); box.querySelector(".feedback-status").textContent = text;
+    box.querySelectorAll(".rate").forEach(function (b) {
+      b.disabled = true; b.setAttribute("aria-pressed", String(b.getAttribute("data-rating") === rating));
+    });
+  }
+  function markRated(within) {
+    within.querySelectorAll(".feedback").forEach(function (box) {
+      var holder = box.closest("[data-answer-id]"), rating = holder && remembered(holder.getAttribute("data-answer-id"));
+      if (rating === "up" || rating === "down") shownAsSent(box, rating, "You rated this answer; thanks.");
+    });
+  }
+
   function feedback(root, server, credentials) {
     function send(box, rating, reason) {
       var id = box.closest("[data-answer-id]").getAttribute("data-answer-id"), status = box.querySelector(".feedback-status");
@@ -14,10 +35,11 @@ var DocsChatTurn = (function () {
         body: JSON.stringify({ rating: rating, reason: reason || "" })
       }).then(function (r) {
         if (!r.ok) throw new Error(String(r.status));
-        box.classList.add("sent"); status.textContent = "Thanks, your feedback was sent.";
-        box.querySelectorAll(".rate").forEach(function (b) { b.disabled = true; });
+        remember(id, rating);
+        shownAsSent(box, rating, "Thanks, your feedback was sent.");
       }).catch(function () { status.textContent = "Feedback could not be sent; please try again."; });
     }
+    markRated(root.body || root);
     root.addEventListener("click", function (e) {
       var rate = e.target.closest && e.target.closest(".feedback .rate");
       if (!rate) return;
@@ -107,5 +129,5 @@ var DocsChatTurn = (function () {
     return function heard() { last = Date.now(); };
   }
 
-  return { feedback: feedback, cardClick: cardClick, cardKeys: cardKeys, absoluteLinks: absoluteLinks, watchdog: watchdog };
+  return { feedback: feedback, markRated: markRated, cardClick: cardClick, cardKeys: cardKeys, absoluteLinks: absoluteLinks, watchdog: watchdog };
 })();

@@ -127,7 +127,11 @@
         if (r.status === 400) { drop(KEY); drop(OWNER); }  // not a thread this server signed (e.g. its secret changed): start afresh
         return r.ok ? r.text() : "";
       })
-      .then(function (html) { if (html) { thread.insertBefore(fragment(html), thread.firstChild); input.placeholder = FOLLOW_UP; } })
+      .then(function (html) {
+        if (!html) return;
+        thread.insertBefore(fragment(html), thread.firstChild); input.placeholder = FOLLOW_UP;
+        DocsChatTurn.markRated(thread);  // a turn rated before the page changed says so
+      })
       .catch(function () { /* the panel still works; only the earlier turns are missing */ });
   });
 
