@@ -29,7 +29,7 @@ from retrieval.errors import IndexMismatchError, QueryError, StoreUnavailableErr
 from retrieval.protocols import StoreReader
 from retrieval.store import ChromaStore
 
-from . import agents, api, health, llms_txt, render, routes, staff
+from . import agents, api, health, llms_txt, logs, render, routes, staff
 from .budgets import Budgets, RateLimit
 from .cors import CORS, allowed_origins
 from .failures import failure, wants_json
@@ -62,7 +62,7 @@ def create_app(
     templates.env.filters["sentence"] = render.sentence
     templates.env.filters["when"] = staff.when
     metrics = Metrics(lambda: services.store)
-    services = Services(settings, answerer, store, corpus, index=index, observers=[metrics.observe])
+    services = Services(settings, answerer, store, corpus, index=index, observers=[metrics.observe, logs.answered])
     state = AppState(settings, services, templates)
     budgets = Budgets(rate=settings.rate_limit, trusted_header=settings.trusted_proxy_header,
                       database=lambda: services.audit)

@@ -17,9 +17,12 @@ import sys
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urlencode
 
+from answer.contract.result import Answer
+
 from .request_ids import WithRequestId
 
 FORMATS = ("text", "json")
+log = logging.getLogger("web.answers")
 _TEXT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"
 
 
@@ -56,6 +59,7 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
     if log_format not in FORMATS:
         raise ValueError(f"LOG_FORMAT must be one of {', '.join(FORMATS)}, got {log_format!r}")
     handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)  # a library that sets its own logger to DEBUG (bm25s does) is not heard below `level`
     handler.addFilter(WithRequestId())
     handler.setFormatter(JsonLines() if log_format == "json" else logging.Formatter(_TEXT))
     root = logging.getLogger()
@@ -67,3 +71,13 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
         logger.propagate = True
     access = logging.getLogger("uvicorn.access")
     access.filters[:] = [f for f in access.filters if not isinstance(f, QueryValuesDropped)] + [QueryValuesDropped()]
+
+
+def answered(answer: Answer) -> None:
+    """One line per finished answer (an `Answerer` observer), for the operator beside the access line: its id (the
+    audit page's), outcome, state, claims and seconds, under the request's id. Never the question: see the module."""
+    written = answer.written
+    log.info("answer %s: %s, %s, %d claim%s%s, %.2f s", answer.id, answer.outcome, answer.state, len(answer.claims),
+             "" if len(answer.claims) == 1 else "s",
+             f", written {len(written.sentences)} sentence(s)" if written is not None and written.shown else "",
+             answer.timings.get("total", 0.0))

@@ -132,6 +132,9 @@ def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(m
         access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5050", "GET",
                     "/ask/stream?question=my%20key%20fd_live_4f9a%20leaked%2C%20jane%40example.com&thread=t1", "1.1", 200)
         access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5050", "GET", "/healthz", "1.1", 200)
+        chatty = logging.getLogger("a.library")
+        chatty.setLevel(logging.DEBUG)  # as bm25s does: its debug lines are not the operator's
+        chatty.debug("Building index from tokens")
     finally:
         root.handlers[:], _ = saved[0], root.setLevel(saved[1])
     first, second = stream.getvalue().splitlines()
@@ -139,6 +142,23 @@ def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(m
     assert "fd_live" not in first and "example" not in first and "t1" not in first
     assert '"GET /healthz HTTP/1.1" 200' in second
     assert len(logging.getLogger("uvicorn.access").filters) == 1
+
+
+def test_each_answer_logs_one_line_with_its_id_outcome_and_time_but_not_the_question(tmp_path, monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        logs.configure("json")
+        client, _ = app(tmp_path, GOOD)
+        body = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": "req-424242"}).json()
+    finally:
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+    [line] = [json.loads(x) for x in stream.getvalue().splitlines() if '"web.answers"' in x]
+    said = line["message"]
+    assert said.startswith(f"answer {body['answer_id']}: {body['outcome']}, {body['state']}, ") and said.endswith(" s")
+    assert QUESTION not in said and line["request_id"] == "req-424242"  # the request's id, from the answer's thread
 
 
 def test_healthz_is_alive_while_readyz_waits_for_the_models(tmp_path, monkeypatch):
