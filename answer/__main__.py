@@ -34,7 +34,8 @@ def _print_answer(record: AnswerRecord) -> None:
         handles = " ".join(f"[{c.handle}]" for c in claim.citations)
         print(f"\n{n}. {claim.text} {handles} ({claim.status}{', stitched' if claim.stitched else ''})")
         for c in claim.citations:
-            print(f"   “{c.quote}”\n   — {c.title} › {' › '.join(c.heading_path)}  {c.page_url}")
+            where = [c.title, *(h for h in c.heading_path if h != c.title)]  # a page's H1 is its title again
+            print(f"   “{c.quote}”\n   — {' › '.join(where)}  {c.page_url}")
     if record.state == "refused":
         print("\nThe docs do not cover this.")
     print("\nlooked at: " + "; ".join(f"{r.handle} {r.id}" for r in record.retrieved))

@@ -53,7 +53,8 @@ def inert(cell: str) -> str:
 
 def report_text(report: GapReport, limit: int = 30) -> str:
     """The largest groups for a terminal: label and count, then examples, reasons and sections indented."""
-    lines = [f"{report.answers} answers since {day(report.since)}: {len(report.gaps)} groups, largest first"]
+    lines = [f"{_count(report.answers, 'answer')} since {day(report.since)}: {_count(len(report.gaps), 'group')}, "
+             "largest first"]
     if report.pending:
         lines.append(f"{report.pending} questions not yet grouped (not embedded yet): run `python -m answer gaps` to index them")
     for rank, gap in enumerate(report.gaps[:limit], start=1):
@@ -68,6 +69,10 @@ def report_text(report: GapReport, limit: int = 30) -> str:
 
 
 def _tally(gap: Gap) -> str:
-    parts = [f"{gap.count} answers"] + [f"{n} {what}" for n, what in ((gap.refused, "refused"),
+    parts = [_count(gap.count, "answer")] + [f"{n} {what}" for n, what in ((gap.refused, "refused"),
              (gap.related, "related passages only"), (gap.unverified, "unverified"), (gap.rated_down, "not helpful")) if n]
     return ", ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -60,3 +60,10 @@ def test_human_output_names_the_state_and_the_answer_id(capsys, settings, conten
     code, out, _ = run(capsys, ["What is the capital of France?"], settings, content_index)
     assert code == 0
     assert out.startswith("[refused · Not in the docs]") and "answer id: " in out
+
+
+def test_human_output_names_where_each_quote_sits_once(capsys, settings, content_index):
+    code, out, _ = run(capsys, ["What is the default request timeout of the SDKs?"], settings, content_index)
+    assert code == 0 and out.startswith("[answered · Answer]")
+    wheres = [line.strip()[2:].split("  ")[0] for line in out.splitlines() if line.strip().startswith("— ")]
+    assert wheres and all(len(parts) == len(set(parts)) for parts in (w.split(" › ") for w in wheres)), wheres

@@ -130,6 +130,14 @@ def test_refused_unverified_and_rated_down_answers_are_grouped_and_answered_ones
     assert gap.feedback == ("it did not say which identity providers",)
     assert gap.reasons == (("the quote does not address the question closely enough", 2),)
     assert [(s.url, s.answers) for s in gap.sections] == [(PUBLIC_CHUNK.url, 3)]
+    assert report_text(found).startswith("3 answers since ") and ": 1 group, largest first" in report_text(found)
+    assert "(3 answers, 1 refused, 1 unverified, 1 not helpful)" in report_text(found)
+
+
+def test_one_answer_is_counted_as_one(make_log):
+    audit, store, embedder = world(make_log, [refusal("how do I set up saml", created=NOW - 60, chunks=[PUBLIC_CHUNK])])
+    text = report_text(report(audit, store, embedder))
+    assert text.startswith("1 answer since ") and "(1 answer, 1 refused)" in text
 
 
 def test_a_documented_topic_answered_only_with_related_passages_is_apart_from_a_missing_one(make_log):
