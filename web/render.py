@@ -61,7 +61,7 @@ class Cite:
     """A verified citation ready for a chip and its hover card."""
 
     handle: str  # c1…: kept as a data attribute and in the audit view, never the chip's label
-    number: int  # the chip's label: sources numbered in reading order, one number per chunk
+    number: int  # the chip's label: sources numbered in reading order, one number per section (its parts share it)
     card_id: str
     href: str | None  # None when the link would leave the site: the chip then renders without a link
     title: str
@@ -211,15 +211,21 @@ def source_href(hit: Hit, citation: Citation, site: SiteConfig) -> str | None:
 
 
 class ChipNumbers:
-    """Chip labels in reading order of the answer: the first chunk cited is 1, a chunk cited again keeps its number."""
+    """Chip labels in reading order of the answer: the first section cited is 1, a section cited again keeps its
+    number, whichever part of it a quote comes from (a long section's parts share one heading and one link)."""
 
     def __init__(self) -> None:
         self._numbers: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def of(self, chunk_id: str) -> int:
+    def of(self, section: str) -> int:
         with self._lock:
-            return self._numbers.setdefault(chunk_id, len(self._numbers) + 1)
+            return self._numbers.setdefault(section, len(self._numbers) + 1)
+
+
+def section_key(hit: Hit) -> str:
+    """What a chip number and a Sources line stand for: the section, whose parts share its page and anchor."""
+    return hit.chunk.url
 
 
 def cite_view(rset: RetrievalSet, citation: Citation, site: SiteConfig, card_id: str, number: int = 1) -> Cite | None:
@@ -249,9 +255,10 @@ def claim_view(claim: Claim, rset: RetrievalSet, site: SiteConfig, turn_id: str,
     """
     cites: list[Cite] = []
     for i, c in enumerate(claim.citations, start=1):
-        if resolve(rset, c) is None:
+        hit = resolve(rset, c)
+        if hit is None:
             continue  # unresolved citations get no number, so the labels have no gaps
-        view = cite_view(rset, c, site, f"card-{turn_id}-{number}-{i}", numbers.of(c.chunk_id))
+        view = cite_view(rset, c, site, f"card-{turn_id}-{number}-{i}", numbers.of(section_key(hit)))
         if view is not None:
             cites.append(view)
     if not cites:
@@ -268,7 +275,8 @@ def same_text(a: str, b: str) -> bool:
 
 def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
             numbers: ChipNumbers | None = None) -> tuple[Source, ...]:
-    """Each cited section once, in order of first citation, with its distinct quotes and its chips' number.
+    """Each cited section once (its parts together), in order of first citation, with its distinct quotes and its
+    chips' number.
 
     The side panel lists the sections by title only: their quotes are in the answer already, beside their chips.
     """
@@ -279,13 +287,14 @@ def sources(claims: Sequence[Claim], rset: RetrievalSet, site: SiteConfig,
             hit = resolve(rset, c)
             if hit is None:
                 continue
-            found = order.get(c.chunk_id)
+            key = section_key(hit)
+            found = order.get(key)
             if found is None:
                 chunk = hit.chunk  # titles come from the resolved chunk, like the link (see cite_view)
-                order[c.chunk_id] = Source(c.handle, chunk.title, section_path(chunk.title, chunk.heading_path),
-                                           source_href(hit, c, site), (c.quote,), numbers.of(c.chunk_id))
+                order[key] = Source(c.handle, chunk.title, section_path(chunk.title, chunk.heading_path),
+                                    source_href(hit, c, site), (c.quote,), numbers.of(key))
             elif c.quote not in found.quotes:
-                order[c.chunk_id] = replace(found, quotes=found.quotes + (c.quote,))
+                order[key] = replace(found, quotes=found.quotes + (c.quote,))
     return tuple(order.values())
 
 

@@ -427,6 +427,34 @@ def test_a_chip_and_its_source_name_the_section_the_quote_resolved_to_not_the_re
     assert source.title == "Refunds and credits" and "Old heading" not in source.heading_path
 
 
+def test_quotes_from_two_parts_of_one_long_section_share_its_chip_number_and_its_sources_line():
+    """A long section is cut into parts with one heading and one link: Sources listed "Key expiry and rotation" twice."""
+    from answer.contract.verify import Citation, Claim
+    from ingest.site import SiteConfig
+    from retrieval.search import renumber
+    from retrieval.viewer import Viewer
+    from web import render
+
+    first = make_chunk("api/authentication", "key-expiry", "Keys expire after 90 days.", title="Authentication",
+                       heading="Key expiry and rotation")
+    second = make_chunk("api/authentication", "key-expiry", "Rotate a key from the dashboard.", title="Authentication",
+                        heading="Key expiry and rotation", part=2)
+    other = make_chunk("api/errors", "codes", "A 401 means the key expired.", title="Errors", heading="Codes")
+    rset = renumber("q", Viewer.anonymous(), [(first, 1.0), (other, 0.9), (second, 0.8)])
+
+    def cite(handle: str, chunk) -> Citation:  # noqa: ANN001
+        return Citation(handle, chunk.id, chunk.text, 0, len(chunk.text), "", chunk.url, chunk.title,
+                        chunk.heading_path, "2.4", chunk.hash)
+
+    claims = [Claim("a", "supported", (cite("c1", first),)), Claim("b", "supported", (cite("c2", other),)),
+              Claim("c", "supported", (cite("c3", second),))]
+    numbers = render.ChipNumbers()
+    chips = [render.claim_view(c, rset, SiteConfig(), "t", n, numbers).cites[0].number for n, c in enumerate(claims, 1)]
+    assert chips == [1, 2, 1]
+    panel = render.sources(claims, rset, SiteConfig(), numbers)
+    assert [(s.title, s.number, len(s.quotes)) for s in panel] == [("Authentication", 1, 2), ("Errors", 2, 1)]
+
+
 def test_a_very_long_refused_question_is_offered_to_the_site_search_shortened(tmp_path):
     """A 929-character question made the refusal's "Search the docs for …" link a paragraph long."""
     app = client(draft(refused=True), tmp_path=tmp_path)
@@ -436,6 +464,11 @@ def test_a_very_long_refused_question_is_offered_to_the_site_search_shortened(tm
     assert link.endswith("…") and len(link) <= 121 and link.startswith("Can refunds be raised")
     href = page.split('class="search-link" href="', 1)[1].split('"', 1)[0]
     assert len(href) < 300 and "%E2%80%A6" not in href  # the query is cut too, without the ellipsis
+    staffed = client(draft(refused=True), tmp_path=tmp_path, identity_header="X-Groups")
+    listed = staffed.get("/answers", headers={"X-Groups": "staff"}).text  # the audit list: one line, whole in its title
+    row = listed.split('<a href="/answers/', 1)[1].split("</a>", 1)[0]
+    shown = row.split(">", 1)[1]
+    assert shown.endswith("…") and len(shown) <= 121 and f'title="{question}"' in row
 
 
 def test_short_keeps_a_short_text_and_cuts_a_long_one_at_a_word():
