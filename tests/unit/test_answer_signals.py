@@ -61,11 +61,19 @@ def test_a_sentence_that_leans_back_is_quoted_with_the_one_before():
 
 
 @pytest.mark.parametrize("sentence", ["See Pagination.", "For more details, read the deployment guide.",
-                                      "Learn more about adapters in the reference.", "Refer to the CLI reference."])
+                                      "Learn more about adapters in the reference.", "Refer to the CLI reference.",
+                                      "For a task-oriented walkthrough with SDK examples, see Signing and verifying.",
+                                      "For Python, refer to the SDK page."])
 def test_navigation_is_never_a_candidate(sentence):
     assert is_navigation(sentence)
     text = f"Pages are cached for 60 seconds. {sentence}"
     assert all(sentence not in s.text for s in spans_of(hit_of(text), 0))
+
+
+@pytest.mark.parametrize("sentence", ["For retries, Ferrydeck waits 5 minutes between attempts.",
+                                      "For example, see-through logos are supported."])
+def test_a_statement_opening_with_for_is_no_pointer(sentence):
+    assert not is_navigation(sentence)
 
 
 @pytest.mark.parametrize("item", ["How to enable SSO for your organization",
