@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 _NAVIGATION = re.compile(
-    r"^(?:\*\*)?(?:see(?: also)?|for (?:more|further|full|additional|a full|the full|an overview|details|information|examples)|"
+    r"^(?:\*\*)?(?:see(?: also)?|for (?:more|further|full|additional|a full|the full|an overview|details|information|examples?)|"
     r"learn (?:more|how)|read (?:more|the|our|about)|more (?:details|information|on|about)|refer to|check out|visit|"
     r"find out (?:more|how)|head (?:over )?to|jump to|go to the|continue (?:to|with)|next:|previous:|"
     # "For a task-oriented walkthrough with SDK examples, see …": whatever the reader is sent for, it is sent away

@@ -71,7 +71,7 @@ def test_navigation_is_never_a_candidate(sentence):
 
 
 @pytest.mark.parametrize("sentence", ["For retries, Ferrydeck waits 5 minutes between attempts.",
-                                      "For example, see-through logos are supported."])
+                                      "For Python, see-through logos are supported."])
 def test_a_statement_opening_with_for_is_no_pointer(sentence):
     assert not is_navigation(sentence)
 
