@@ -199,6 +199,9 @@ def subject(question: str) -> tuple[str, bool]:
 
 
 _ASKER = re.compile(r"\b(?:i|we|you|one)\b", re.IGNORECASE)
+# Words that finish a verb rather than start its object ("set up", "back up", "opt out", "get started"): after one,
+# a follow-up's pronoun is not the thing acted on, so it stays as typed with the earlier subject beside it.
+_PARTICLES = _words("up down out off back over away in on through around along started going rid")
 
 
 _BESIDE = re.compile(r"\s+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*\?\s*$")  # "… (the earlier subject)?" at the end
@@ -340,6 +343,9 @@ def _object_of(action: str, before: str, after: str) -> str | None:
     rest = action[verb.end():]
     if stem(said[-1].lower()) != stem(verb.group().lower()):  # "How do I rotate it?" after "… find the signing
         # secret of a webhook?": another verb, the same thing, up to its first preposition ("the signing secret")
+        first = _TOKEN.search(rest)
+        if first is None or first.group().lower() in _PARTICLES:  # "set up SSO", "get started": no thing to take
+            return None
         stop = next((t for t in _TOKEN.finditer(rest) if t.group().lower() in _PREPOSITIONS), None)
         return (rest[: stop.start()] if stop else rest).strip() or None
     following = _anchor(after)

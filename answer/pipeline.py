@@ -217,7 +217,7 @@ class Answerer:
             try:
                 written = self.writer.write(rset.question, shown)
             except Exception as exc:  # a written answer is extra: its failure never costs the visitor the proof
-                log.exception("the written answer for %r failed", rset.question[:80])
+                log.exception("the written answer for retrieval %s failed", rset.id)
                 written = Written(error=f"{type(exc).__name__}: {str(exc)[:200]}")
             timings["write"] = round(time.perf_counter() - began, 4)
         answer = self._finish(rset, state, shown, verification, attempts, timings, started, degraded=degraded,
@@ -271,7 +271,7 @@ class Answerer:
                         timings["first_claim_written"] = item.written
                     yield Shown(claim)
         except (DraftFormatError, GeneratorError) as exc:
-            log.warning("draft %d for %r broke off: %s", number, rset.question[:80], exc)
+            log.warning("draft %d for retrieval %s broke off: %s", number, rset.id, exc)
             if not partial:
                 return None, exc
             return Draft(refused=False, claims=tuple(p.claim for p in partial), raw=exc.raw, shown=partial[0].shown), exc
@@ -319,7 +319,7 @@ class Answerer:
             draft = self.generator.draft(rset.question, rset, feedback=tuple(f.text for f in feedback))
         except (DraftFormatError, GeneratorError) as exc:
             timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
-            log.warning("draft %d for %r unusable: %s", number, rset.question[:80], exc)
+            log.warning("draft %d for retrieval %s unusable: %s", number, rset.id, exc)
             return self._unusable_draft(exc, feedback, attempts)
         timings[f"generate_{number}"] = round(time.perf_counter() - started, 4)
         return self._verify(draft, rset, viewer, feedback, attempts, timings, number), False

@@ -83,7 +83,7 @@ class AnswerSettings(RetrievalSettings):
             "llm_api_base": env.get("LLM_API_BASE", "").strip(),
             "llm_api_key": env.get("LLM_API_KEY", "").strip(),
             # A small model on a CPU takes tens of seconds a draft: the local default waits for it.
-            "llm_timeout": float(env.get("LLM_TIMEOUT", "") or (300 if model == "local" else 30)),
+            "llm_timeout": _seconds(env, "LLM_TIMEOUT", 300 if model == "local" else 30),
             "llm_prompt_tokens": _whole(env, "LLM_PROMPT_TOKENS", 0),
             "llm_max_tokens": _whole(env, "LLM_MAX_TOKENS", 0),
             "llm_citations": cast(CitationMode, citations) if citations else None,
@@ -114,6 +114,17 @@ def _whole(env: dict[str, str], name: str, default: int) -> int:
     if not raw.isdigit():
         raise ValueError(f"{name} must be a whole number, got {raw!r}")
     return int(raw)
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    try:
+        seconds = float(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not seconds > 0:  # NaN too
+        raise ValueError(f"{name} must be more than 0 seconds, got {raw!r}")
+    return seconds
 
 
 def _attempts(env: dict[str, str]) -> int:

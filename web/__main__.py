@@ -119,9 +119,15 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     parser = argparse.ArgumentParser(prog="python -m web", description=__doc__)
     parser.add_argument("--ingest", action="store_true", help="sync content into the index before serving")
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS") or 1),
-                        help="worker processes serving requests (more than one needs CHROMA_URL)")
+    parser.add_argument("--workers", type=int, help="worker processes serving requests (more than one needs "
+                        "CHROMA_URL); default: WORKERS, else 1")
     args = parser.parse_args(argv)
+    workers = os.environ.get("WORKERS", "").strip()
+    if args.workers is None and workers and not workers.isdigit():
+        print(f"error: WORKERS must be a whole number, got {workers!r}", file=sys.stderr)
+        return 2
+    if args.workers is None:
+        args.workers = int(workers or 1)
     try:
         settings = Settings.from_env()
     except ValueError as exc:  # a setting that cannot be read: its message names it and what it takes

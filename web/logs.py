@@ -65,10 +65,11 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", log.name):
         logger = logging.getLogger(name)
         logger.handlers[:] = []
         logger.propagate = True
+        logger.disabled = False  # a library's logging.config call may have switched off loggers that existed then
     access = logging.getLogger("uvicorn.access")
     access.filters[:] = [f for f in access.filters if not isinstance(f, QueryValuesDropped)] + [QueryValuesDropped()]
 

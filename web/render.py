@@ -356,7 +356,10 @@ def written_lines(written: Written | None, claims: Sequence[Claim], views: dict[
     for sentence in written.sentences:
         cites = [c for n in sentence.passages if (c := chip(n)) is not None]
         if cites and len(cites) == len(sentence.passages):
-            refs = tuple(dict.fromkeys((c.number, c.href) for c in cites))
+            first: dict[int, str | None] = {}  # one ref a section: two parts' quotes share its number and heading
+            for c in cites:
+                first.setdefault(c.number, c.href)
+            refs = tuple(first.items())
             lines.append(WrittenLine(sentence.text, sentence.step, sentence.code, refs))
     return tuple(lines)
 

@@ -324,20 +324,21 @@ def _sentences(line: str, given: Collection[int]) -> list[str]:
     text, runs, last = "", [], 0
     for match in _outside_code(_MARKER_RUN, line):
         text += line[last:match.start()]
-        runs.append((len(text), "".join(match.group().split())))
         last = match.end()
-        if text.rstrip()[-1:] in _SENTENCE_ENDS and line[last:last + 1] in _SENTENCE_ENDS:
-            last += 1  # "… hooks. [2]." keeps one period
+        # "… hooks. [2].": a period closes the numbers too, so they are the sentence's before them (one period kept)
+        closing = line[last:last + 1] in _SENTENCE_ENDS and text.rstrip()[-1:] in ("", *_SENTENCE_ENDS)
+        last += 1 if closing else 0
+        runs.append((len(text), "".join(match.group().split()), closing))
     text += line[last:]
-    if not text.strip():
-        return [line.strip()] if line.strip() else []  # numbers alone on a line: _units gives them to the one before
+    if not text.strip():  # numbers alone on a line: _units gives them to the sentence before
+        return ["".join(run for _, run, _ in runs)] if runs else []
     starts = [s for s in sentence_starts(text) if not text.count("`", 0, s) % 2] or [0]
     cited = [""] * len(starts)
-    for at, run in runs:
+    for at, run, closing in runs:
         before = max(0, bisect.bisect_right(starts, at - 1) - 1)  # the sentence holding the character before it
         rest = text[at:]
         after = bisect.bisect_right(starts, at + len(rest) - len(rest.lstrip())) - 1
-        between = after != before and text[:at].rstrip()[-1:] in _SENTENCE_ENDS
+        between = not closing and after != before and text[:at].rstrip()[-1:] in _SENTENCE_ENDS
         unknown = any(int(n) not in given for n in _MARKERS.findall(run))
         for owner in ((before, after) if unknown else ()) if between else (before,):
             cited[owner] += run

@@ -63,7 +63,7 @@ def test_a_sentence_that_leans_back_is_quoted_with_the_one_before():
 @pytest.mark.parametrize("sentence", ["See Pagination.", "For more details, read the deployment guide.",
                                       "Learn more about adapters in the reference.", "Refer to the CLI reference.",
                                       "For a task-oriented walkthrough with SDK examples, see Signing and verifying.",
-                                      "For Python, refer to the SDK page."])
+                                      "For Python, see the SDK page."])
 def test_navigation_is_never_a_candidate(sentence):
     assert is_navigation(sentence)
     text = f"Pages are cached for 60 seconds. {sentence}"
@@ -71,7 +71,10 @@ def test_navigation_is_never_a_candidate(sentence):
 
 
 @pytest.mark.parametrize("sentence", ["For retries, Ferrydeck waits 5 minutes between attempts.",
-                                      "For Python, see-through logos are supported."])
+                                      "For Python, see-through logos are supported.",
+                                      "For large files, read the data in chunks of 1 MB.",
+                                      "For the EU region, read replicas are hosted in Frankfurt.",
+                                      "For each endpoint, visit counts are reset daily."])
 def test_a_statement_opening_with_for_is_no_pointer(sentence):
     assert not is_navigation(sentence)
 

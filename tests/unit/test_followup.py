@@ -67,6 +67,17 @@ def test_a_pronoun_after_another_verb_stands_for_what_the_earlier_action_was_don
     assert result.question == expected and result.shown
 
 
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("How do I set up SSO?", "How do I test it?", "How do I test it (set up SSO)?"),  # never "test up SSO"
+    ("How do I back up my database?", "How do I restore it?", "How do I restore it (back up my database)?"),
+    ("How do I get started with the API?", "How do I authenticate it?",
+     "How do I authenticate it (get started with the API)?"),
+    ("How do I opt out of tracking?", "Can I undo it?", "Can I undo it (opt out of tracking)?"),
+])
+def test_a_verb_finished_by_a_particle_lends_no_object_to_a_pronoun(previous, question, expected):
+    assert rewrite(question, [Turn(previous, previous)]).question == expected
+
+
 @pytest.mark.parametrize(("question", "topic", "action"), [
     ("Where do I find the signing secret of a webhook?", "find the signing secret of a webhook", True),
     ("What do we need to verify a signature?", "verify a signature", True),

@@ -453,6 +453,13 @@ def test_quotes_from_two_parts_of_one_long_section_share_its_chip_number_and_its
     assert chips == [1, 2, 1]
     panel = render.sources(claims, rset, SiteConfig(), numbers)
     assert [(s.title, s.number, len(s.quotes)) for s in panel] == [("Authentication", 1, 2), ("Errors", 2, 1)]
+    # a written sentence resting on both parts shows the section's chip once
+    from answer.contract.written import Sentence, Written
+
+    views = {n: render.claim_view(c, rset, SiteConfig(), "t", n + 1, render.ChipNumbers()) for n, c in enumerate(claims)}
+    written = Written((Sentence("Keys expire after 90 days and are rotated from the dashboard.", (1, 3), "supported"),))
+    [line] = render.written_lines(written, claims, views)
+    assert [number for number, _ in line.refs] == [1]
 
 
 def test_a_very_long_refused_question_is_offered_to_the_site_search_shortened(tmp_path):

@@ -36,6 +36,9 @@ def test_the_workers_option_reads_the_environment(monkeypatch):
     ("RATE_LIMIT", "lots", "RATE_LIMIT"),
     ("UNVERIFIED_POLICY", "maybe", "UNVERIFIED_POLICY must be"),
     ("THREAD_SECRET", "short", "THREAD_SECRET must be at least"),
+    ("WORKERS", "abc", "WORKERS must be a whole number"),
+    ("LLM_TIMEOUT", "abc", "LLM_TIMEOUT must be a number of seconds"),
+    ("LLM_TIMEOUT", "-5", "LLM_TIMEOUT must be more than 0 seconds"),
 ])
 def test_a_setting_that_cannot_be_read_is_one_line_not_a_traceback(monkeypatch, capsys, name, value, said):
     monkeypatch.setenv(name, value)

@@ -118,6 +118,13 @@ def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
                       CHECK)
     assert [(s.text, s.passages) for s in code.dropped + code.sentences] == [
         ("Retained events can be replayed from the dashboard with `replay[0]`.", (2,))]
+    # numbers closed by a period of their own are the sentence's before them, on its line or on the next
+    for reply in ("Events are retained for 30 days on every plan. [2]. Retained events can be replayed.",
+                  "Events are retained for 30 days on every plan.\n[2]."):
+        closed = read_reply(reply, [RETAINED, REPLAY], CHECK)
+        assert ("Events are retained for 30 days on every plan.", (2,), "unsupported") in [
+            (s.text, s.passages, s.status) for s in closed.dropped], closed
+        assert all(s.text.strip(" .") for s in closed.sentences + closed.dropped)  # no "." unit of its own
     # a period the model writes after the numbers as well is not shown twice
     closing = read_reply("Retained events can be replayed from the dashboard. [2].", [RETAINED, REPLAY], CHECK)
     assert [(s.text, s.passages) for s in closing.sentences] == [
