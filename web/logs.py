@@ -70,6 +70,7 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
         logger.handlers[:] = []
         logger.propagate = True
         logger.disabled = False  # a library's logging.config call may have switched off loggers that existed then
+        logger.setLevel(logging.NOTSET)  # `level` decides, whatever an earlier uvicorn.Config(log_level=…) set
     access = logging.getLogger("uvicorn.access")
     access.filters[:] = [f for f in access.filters if not isinstance(f, QueryValuesDropped)] + [QueryValuesDropped()]
 
