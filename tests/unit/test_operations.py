@@ -141,7 +141,8 @@ def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(m
     assert '"GET /ask/stream?question=&thread= HTTP/1.1" 200' in first
     assert "fd_live" not in first and "example" not in first and "t1" not in first
     assert '"GET /healthz HTTP/1.1" 200' in second
-    assert len(logging.getLogger("uvicorn.access").filters) == 1
+    filters = logging.getLogger("uvicorn.access").filters  # a library may add its own (litellm does)
+    assert sum(isinstance(f, logs.QueryValuesDropped) for f in filters) == 1
 
 
 def test_each_answer_logs_one_line_with_its_id_outcome_and_time_but_not_the_question(tmp_path, monkeypatch):
