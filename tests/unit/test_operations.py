@@ -7,6 +7,7 @@ each count below is caused by a request this test made.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -97,19 +98,26 @@ def test_a_request_id_is_on_the_response_the_log_lines_and_the_answer_record(tmp
     assert audit.get(answer_id.group(1)).request_id == rid  # carried through the stream's worker threads
 
 
-def test_json_log_lines_carry_the_request_id(tmp_path, monkeypatch):
+@contextlib.contextmanager
+def server_log(monkeypatch, log_format: str):  # noqa: ANN001, ANN201
+    """What the server writes to stderr, configured as `python -m web` does; the root logger restored after."""
     stream = io.StringIO()
     monkeypatch.setattr("sys.stderr", stream)
     root = logging.getLogger()
     saved = root.handlers[:], root.level
     try:
-        logs.configure("json")
+        logs.configure(log_format)
+        yield stream
+    finally:
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+
+
+def test_json_log_lines_carry_the_request_id(tmp_path, monkeypatch):
+    with server_log(monkeypatch, "json") as stream:
         client, _ = app(tmp_path, GOOD)
         ask = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": "req-000111222"})
         logging.getLogger("web.test").warning("outside any request")
         lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
-    finally:
-        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
     assert ask.status_code == 200
     assert all(set(line) >= {"time", "level", "logger", "message", "request_id"} for line in lines)
     assert lines[-1]["message"] == "outside any request" and lines[-1]["request_id"] == "-"
@@ -120,12 +128,7 @@ def test_json_log_lines_carry_the_request_id(tmp_path, monkeypatch):
 
 
 def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(monkeypatch):
-    stream = io.StringIO()
-    monkeypatch.setattr("sys.stderr", stream)
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    try:
-        logs.configure("text")
+    with server_log(monkeypatch, "text") as stream:
         logs.configure("text")  # configured twice (a worker after its parent): one filter, not two
         access = logging.getLogger("uvicorn.access")
         # the call uvicorn makes for each response (uvicorn/protocols/http/*_impl.py)
@@ -135,8 +138,6 @@ def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(m
         chatty = logging.getLogger("a.library")
         chatty.setLevel(logging.DEBUG)  # as bm25s does: its debug lines are not the operator's
         chatty.debug("Building index from tokens")
-    finally:
-        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
     first, second = stream.getvalue().splitlines()
     assert '"GET /ask/stream?question=&thread= HTTP/1.1" 200' in first
     assert "fd_live" not in first and "example" not in first and "t1" not in first
@@ -146,16 +147,9 @@ def test_an_access_line_keeps_the_query_names_but_never_what_the_visitor_typed(m
 
 
 def test_each_answer_logs_one_line_with_its_id_outcome_and_time_but_not_the_question(tmp_path, monkeypatch):
-    stream = io.StringIO()
-    monkeypatch.setattr("sys.stderr", stream)
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    try:
-        logs.configure("json")
+    with server_log(monkeypatch, "json") as stream:
         client, _ = app(tmp_path, GOOD)
         body = client.post("/api/ask", json={"question": QUESTION}, headers={"X-Request-ID": "req-424242"}).json()
-    finally:
-        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
     [line] = [json.loads(x) for x in stream.getvalue().splitlines() if '"web.answers"' in x]
     said = line["message"]
     assert said.startswith(f"answer {body['answer_id']}: {body['outcome']}, {body['state']}, ") and said.endswith(" s")
