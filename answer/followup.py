@@ -286,11 +286,12 @@ def carry_subject(question: str, previous: str) -> str:
         if led:
             preposition, extra = led.group("prep").lower(), extra[led.end():]
         explicit = bool(led or named)  # "And with pnpm?" names the preposition too
-        return (swap_part(previous, extra) or (swap_object(previous, preposition, extra) if explicit else None)
+        return (swap_part(previous, extra, governed=explicit)
+                or (swap_object(previous, preposition, extra) if explicit else None)
                 or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
     again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
     if again:
-        swapped = swap_part(previous, again.group("part"))
+        swapped = swap_part(previous, again.group("part"), governed=True)
         if swapped:
             return swapped
     if is_action and _DO_THAT.search(question):
@@ -310,6 +311,8 @@ def carry_subject(question: str, previous: str) -> str:
                 said = after.strip().rstrip("?!. ").split()
                 if len(said) == 1 and rest:  # "How often should it be?" after "… be rotated?": the object stays
                     after = f" {said[0]} {rest}?"
+            else:
+                topic = _without_final_verb(previous, topic)
             return (before + topic + after).replace("\x00", "that")
     return f"{question.strip().rstrip('?')} ({topic})?"
 
@@ -354,6 +357,32 @@ def _object_of(action: str, before: str, after: str) -> str | None:
     return (rest[: stop.start()] if stop else rest).strip() or None
 
 
+# "When does the signing secret expire?": a question word, then "do" before the subject, whose verb ends the question.
+_ASKS_WITH_DO = re.compile(r"^\s*(?:how|when|where|why)\s+(?:do|does|did)\s+", re.IGNORECASE)
+_NOUN_PHRASE_AND_VERB = re.compile(r"^(?P<phrase>(?:the|my|our|your|their|its|this|that|a|an)\s+[\w.-]+(?:\s+[\w.-]+){0,3})"
+                                   r"\s+(?P<verb>[a-z]+)$")
+
+
+def _without_final_verb(previous: str, topic: str) -> str:
+    """The earlier subject without the verb that closed its question, for a pronoun that stands for the thing.
+
+    "Can I rotate it?" after "When does the signing secret expire?" asks about "the signing secret", not
+    "the signing secret expire". Only when the earlier question asked with "do" after a question word and ended
+    on a lone lowercase word after a phrase with a determiner and nothing else in it: that word is its verb
+    ("fail", "expire", "work"; not "credentials", nor "the token" in "… store the token").
+    """
+    if not _ASKS_WITH_DO.match(previous):
+        return topic
+    found = _NOUN_PHRASE_AND_VERB.match(topic)
+    if not found:
+        return topic
+    verb, inside = found.group("verb"), found.group("phrase").lower().split()[1:]
+    if (verb in TERM_STOPWORDS or (verb.endswith("s") and not verb.endswith("ss"))
+            or any(w in _DETERMINER_WORDS or w in _PREPOSITIONS for w in inside)):
+        return topic
+    return found.group("phrase")
+
+
 def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
     """The earlier subject split where a follow-up's pronoun stops standing for it, when the follow-up repeats
     the word that came after it: "Does it include images too?" after "Does the search index include code
@@ -366,13 +395,17 @@ def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
     return (topic[: split.start()].strip(), topic[split.end():].strip()) if split else None
 
 
-def swap_part(previous: str, replacement: str) -> str | None:
+def swap_part(previous: str, replacement: str, *, governed: bool = False) -> str | None:
     """The previous question with the part a follow-up replaces swapped for it, or None when no part matches.
 
     "And for my Vue components?" after "How do I open the devtools for React components?" asks the same
     question of another object: the phrase ending in the same head word ("components") is replaced. A
     follow-up naming another product or plan ("And on Netlify?" after "… deploy to Vercel?") replaces the
     previous question's last name. Searching "…React components, for Vue components" would find React.
+
+    A name the follow-up puts after a preposition of its own (`governed`: "And with Homebrew?") replaces only a
+    name that a preposition governs too ("to Vercel"); "How do I install the ferry CLI?" has none, so Homebrew
+    is added to it by the caller, not put in the CLI's place.
     """
     base = previous.strip().rstrip("?!. ").rstrip()
     part = _DETERMINERS.sub("", replacement.strip().rstrip("?!. ")).strip()
@@ -390,9 +423,27 @@ def swap_part(previous: str, replacement: str) -> str | None:
         if j == i and len(words) == 1:
             return None  # the same word alone: nothing is replaced
         return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
-    if words[-1][:1].isupper() and names:  # a name ("Netlify", "Enterprise"); not "API playground" (a noun's head)
+    if words[-1][:1].isupper() and names and (not governed or _governed(tokens, tokens.index(names[-1]))):
+        # a name ("Netlify", "Enterprise"); not "API playground" (a noun's head)
         return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
     return None
+
+
+def _governed(tokens: Sequence[re.Match[str]], index: int, reach: int = 3) -> bool:
+    """Whether a name (token `index`) can stand where a follow-up's own preposition puts another: a preposition
+    comes before it, past at most `reach` determiners and modifiers ("to Vercel", "on the Pro plan"), or it only
+    modifies the noun after it ("the Growth plan": "And for Enterprise?" asks of the Enterprise plan). Not the
+    thing itself ("install the ferry CLI")."""
+    following = tokens[index + 1].group() if index + 1 < len(tokens) else ""
+    if following[:1].islower() and following.lower() not in TERM_STOPWORDS:
+        return True
+    for k in range(index - 1, max(0, index - 1 - reach), -1):
+        word = tokens[k].group().lower()
+        if word in _PREPOSITIONS:
+            return True
+        if word in TERM_STOPWORDS and word not in _DETERMINER_WORDS:
+            return False
+    return False
 
 
 def swap_object(previous: str, preposition: str, replacement: str) -> str | None:

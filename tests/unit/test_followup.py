@@ -142,9 +142,36 @@ def test_a_follow_up_that_replaces_one_part_is_searched_as_the_previous_question
 @pytest.mark.parametrize(("previous", "question", "expected"), [
     ("How do I install the CLI with npm?", "And with pnpm?", "How do I install the CLI with pnpm?"),
     ("How do I add an icon to a card?", "And to a tab?", "How do I add an icon to a tab?"),
+    ("How do I deploy my site to Vercel?", "And on Netlify?", "How do I deploy my site to Netlify?"),
 ])
 def test_and_with_a_preposition_replaces_what_that_preposition_governed(previous, question, expected):
     assert rewrite(question, [Turn(previous, previous)]).question == expected  # not "… with npm with pnpm?"
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("How do I install the ferry CLI?", "And with Homebrew?", "How do I install the ferry CLI with Homebrew?"),
+    ("How do I install the CLI?", "What about with Homebrew?", "How do I install the CLI with Homebrew?"),
+    ("How do I install the CLI?", "Does it work with Homebrew too?", "Does it work with Homebrew too (install the CLI)?"),
+])
+def test_a_name_after_a_preposition_of_its_own_is_added_when_no_preposition_governed_an_earlier_name(
+        previous, question, expected):
+    """The CLI is what is installed, Homebrew how: it was searched as "How do I install the ferry Homebrew?"."""
+    assert rewrite(question, [Turn(previous, previous)]).question == expected
+
+
+@pytest.mark.parametrize(("previous", "question", "expected"), [
+    ("When does the signing secret expire?", "Can I rotate it?", "Can I rotate the signing secret?"),
+    ("When does the signing secret expire?", "How long does it last?", "How long does the signing secret last?"),
+    ("Why does my deploy fail?", "How do I debug it?", "How do I debug my deploy?"),
+    ("How does the retry schedule work?", "Can I change it?", "Can I change the retry schedule?"),
+    # an object, not a verb, ends these: the pronoun keeps standing for all of it
+    ("Where does the CLI store credentials?", "Can I change it?", "Can I change the CLI store credentials?"),
+    ("Does the API support pagination?", "Is it fast?", "Is the API support pagination fast?"),
+])
+def test_a_pronoun_for_the_subject_of_a_question_asked_with_do_leaves_out_the_verb_that_ended_it(
+        previous, question, expected):
+    """It was searched, and shown, as "Can I rotate the signing secret expire?"."""
+    assert rewrite(question, [Turn(previous, previous)]).question == expected
 
 
 def test_a_lone_term_taken_as_known_is_the_earlier_subject_s():
