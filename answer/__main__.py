@@ -21,6 +21,7 @@ from retrieval.viewer import Viewer
 
 from .contract.record import AnswerRecord
 from .errors import AnswerError
+from .language import language_note, other_language
 from .settings import AnswerSettings as Settings
 
 _TOLD = {"answer": "Answer", "related": "Related passages", "refused": "Not in the docs"}
@@ -37,7 +38,8 @@ def _print_answer(record: AnswerRecord) -> None:
             where = [c.title, *(h for h in c.heading_path if h != c.title)]  # a page's H1 is its title again
             print(f"   “{c.quote}”\n   — {' › '.join(where)}  {c.page_url}")
     if record.state == "refused":
-        print("\nThe docs do not cover this.")
+        language = other_language(record.question)
+        print(f"\n{language_note(language)}" if language else "\nThe docs do not cover this.")
     print("\nlooked at: " + "; ".join(f"{r.handle} {r.id}" for r in record.retrieved))
     print(f"answer id: {record.answer_id}")
 

@@ -53,7 +53,7 @@ from .limits import MAX_BODY_BYTES
 from .llms_txt import origin_of, site_address
 from .origin import cross_site
 from .questions import read_question
-from .render import unmentioned_sentence
+from .render import refusal_note
 from .state import AppState, state_of
 
 PATH = "/mcp"
@@ -173,7 +173,7 @@ def reason_for(answer: Answer) -> str:
         return NOTHING_MATCHED
     if answer.state == UNVERIFIED:
         return NOT_VERIFIED
-    return f"{NONE_ANSWERS} {unmentioned_sentence(answer.unmentioned)}".rstrip()
+    return f"{NONE_ANSWERS} {refusal_note(answer.question, answer.unmentioned)}".rstrip()
 
 
 def _dicts(value: object) -> list[dict[str, object]]:

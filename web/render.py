@@ -37,6 +37,7 @@ from answer.contract.verify import Citation, Claim, text_fragment
 from answer.contract.written import Written, passages_of
 from answer.followup import Rewrite
 from answer.gate.stage import quoted_list
+from answer.language import language_note, other_language
 from ingest.mdx import FENCE_LINE
 from ingest.site import SiteConfig
 from retrieval.search import Hit, RetrievalSet
@@ -128,7 +129,7 @@ class TurnView:
     written_by: str = ""
     next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
     written_failed: bool = False  # the model was asked and could not answer in time: a quiet note, the quotes stand
-    unmentioned: str = ""  # a refusal: which of the question's words no section found mentions, as a sentence
+    unmentioned: str = ""  # a refusal: why, as a sentence (the question's language, or its words no section mentions)
 
     @property
     def steps(self) -> bool:
@@ -325,8 +326,16 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
-        unmentioned=unmentioned_sentence(answer.unmentioned) if state == REFUSED else "",
+        unmentioned=refusal_note(asked or answer.question, answer.unmentioned) if state == REFUSED else "",
     )
+
+
+def refusal_note(question: str, unmentioned: Sequence[str]) -> str:
+    """The line under a refusal that says why: a question in another language is told so (its words are in no
+    section because the docs are read in English, not because they lack the topic); else the words no section
+    found mentions, if that is why."""
+    language = other_language(question)
+    return language_note(language) if language else unmentioned_sentence(unmentioned)
 
 
 def unmentioned_sentence(words: Sequence[str]) -> str:

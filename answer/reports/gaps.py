@@ -38,6 +38,7 @@ from retrieval.protocols import StoreReader
 
 from ..contract.record import REFUSED, RELATED, UNVERIFIED, State
 from ..errors import AnswerLogError
+from ..language import other_language
 from ..log.protocol import AnswerLog, GapRow
 from .clusters import THRESHOLD, central, cluster
 from .readable import fully_readable, live_hashes, needs_lookup
@@ -49,6 +50,7 @@ SECTIONS = 5  # sections looked at, per group
 REASONS = 5
 EMBED_BATCH = 256  # questions embedded (and their vectors cached) at a time
 NOTHING_RETRIEVED = "no section of the docs matched the question"
+ASKED_IN = "asked in {language}: the docs are searched in English"  # a language, not a topic, the docs lack
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,9 @@ def _gap(label: str, rows: list[GapRow]) -> Gap:
     for row in rows:
         record = row.record
         if record.state in (REFUSED, UNVERIFIED) or record.outcome == RELATED:
-            reasons.update({reason_text(p.text) for p in record.problems} or
+            language = other_language(record.question)
+            reasons.update({ASKED_IN.format(language=language)} if language else
+                           {reason_text(p.text) for p in record.problems} or
                            ({NOTHING_RETRIEVED} if not record.retrieved else set()))
         once: dict[str, Section] = {}  # a section split in parts counts once per answer, under its first part
         for source in record.retrieved:

@@ -60,6 +60,15 @@ def test_human_output_names_the_state_and_the_answer_id(capsys, settings, conten
     code, out, _ = run(capsys, ["What is the capital of France?"], settings, content_index)
     assert code == 0
     assert out.startswith("[refused · Not in the docs]") and "answer id: " in out
+    assert "The docs do not cover this." in out
+
+
+def test_a_refused_question_in_another_language_is_told_the_docs_are_searched_in_english(capsys, settings,
+                                                                                         content_index):
+    code, out, _ = run(capsys, ["¿Cómo verifico la firma de un webhook?"], settings, content_index)
+    assert code == 0 and out.startswith("[refused · Not in the docs]")
+    assert "This question looks like Spanish; the docs are searched in English" in out
+    assert "The docs do not cover this." not in out
 
 
 def test_human_output_names_where_each_quote_sits_once(capsys, settings, content_index):

@@ -272,6 +272,11 @@ def test_a_refusal_names_the_words_no_section_found_uses_as_the_chat_page_does()
     from web.agents import reason_for
 
     refused = SimpleNamespace(outcome="refused", model_unavailable=False, retrieval=SimpleNamespace(hits=(object(),)),
-                              state="refused", unmentioned=("Terraform", "provider"))
+                              state="refused", unmentioned=("Terraform", "provider"),
+                              question="Is there a Terraform provider?")
     assert reason_for(refused).endswith(" None of the docs sections found mentions “Terraform” or “provider”.")
     assert reason_for(SimpleNamespace(**{**vars(refused), "unmentioned": ()})).endswith("none of them answers this.")
+    spanish = SimpleNamespace(**{**vars(refused), "question": "¿Hay un proveedor de Terraform para esto?",
+                                 "unmentioned": ("proveedor", "esto")})
+    assert reason_for(spanish).endswith(" This question looks like Spanish; the docs are searched in English, so "
+                                        "asking in English may find the answer.")

@@ -80,6 +80,19 @@ def test_the_visitor_is_told_which_of_their_words_no_section_found_mentions(tmp_
     assert answered["outcome"] == "answer" and "unmentioned" not in answered  # an Answer lacks nothing
 
 
+def test_a_question_in_another_language_is_told_so_instead_of_which_of_its_words_the_docs_lack(tmp_path):
+    """"None of the docs sections found mentions “cuánto” or “conservan”" sent a Spanish speaker looking for
+    words no English page uses; they are told the docs are searched in English."""
+    gate = AnswerGate(AnswerExtractor())
+    c = client(tmp_path, ExtractiveGenerator(judge=gate), gate)
+    question = "¿Cuánto tiempo se conservan los eventos?"
+    asked = c.post("/api/ask", json={"question": question}).json()
+    assert asked["outcome"] == "refused" and asked["unmentioned"]  # the words are still in the record
+    page = " ".join(unescape(c.post("/ask", data={"question": question}).text).split())
+    assert "This question looks like Spanish; the docs are searched in English" in page
+    assert "None of the docs sections found mentions" not in page
+
+
 def test_the_words_no_section_mentions_survive_the_audit_log(tmp_path):
     from answer.contract.record import from_json, to_json
 

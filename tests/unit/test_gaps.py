@@ -140,6 +140,18 @@ def test_one_answer_is_counted_as_one(make_log):
     assert text.startswith("1 answer since ") and "(1 answer, 1 refused)" in text
 
 
+def test_a_question_refused_because_it_is_in_another_language_says_so_as_its_reason(make_log):
+    """A Spanish question is refused because the docs are searched in English, not because a topic is missing."""
+    answers = [refusal("¿Cómo configuro el inicio de sesión único con SAML?", created=NOW - 100, chunks=[PUBLIC_CHUNK]),
+               refusal("is there a terraform provider", created=NOW - 50, chunks=[PUBLIC_CHUNK],
+                       reasons=("the cited section never mentions Terraform",))]
+    audit, store, embedder = world(make_log, answers)
+    reasons = {g.examples[0].question: g.reasons for g in report(audit, store, embedder).gaps}
+    assert reasons["¿Cómo configuro el inicio de sesión único con SAML?"] == (
+        ("asked in Spanish: the docs are searched in English", 1),)
+    assert reasons["is there a terraform provider"] == (("the cited section never mentions Terraform", 1),)
+
+
 def test_a_documented_topic_answered_only_with_related_passages_is_apart_from_a_missing_one(make_log):
     """The gap report sent authors to write what exists: a false refusal is not a missing page."""
     answers = [refusal("how do I set up saml single sign-on", created=NOW - 300, chunks=[PUBLIC_CHUNK],
