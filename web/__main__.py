@@ -72,11 +72,13 @@ def warm(app: Starlette) -> None:
     Everything alive once the process is warm lives as long as it serves (see
     `retrieval.heap`), and so does each table swapped in after a publish.
     """
+    from answer.language import load as load_language_identifier
     from retrieval.viewer import Viewer
 
     try:
         components = app.state.services.components
         components.answerer.retriever.search("warm up", Viewer.anonymous())
+        load_language_identifier()  # a refusal names the question's language without loading it on the event loop
     except Exception as exc:  # an unreachable store is reported per request; the process serves
         log.warning("warm-up failed: %s", exc)
         return  # nothing warm to freeze: collections stay as Python runs them

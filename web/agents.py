@@ -170,7 +170,7 @@ def reason_for(answer: Answer) -> str:
     if answer.model_unavailable:
         return MODEL_DOWN
     if not answer.retrieval.hits:
-        return NOTHING_MATCHED
+        return f"{NOTHING_MATCHED} {refusal_note(answer.question, ())}".rstrip()
     if answer.state == UNVERIFIED:
         return NOT_VERIFIED
     return f"{NONE_ANSWERS} {refusal_note(answer.question, answer.unmentioned)}".rstrip()

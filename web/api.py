@@ -15,7 +15,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from answer.contract.record import NO_ANSWER
 from answer.contract.result import Answer
+from answer.language import other_language
 from answer.log.protocol import MAX_RATINGS_PER_ANSWER, MAX_REASON_CHARS, RATINGS, AnswerLog
 
 from .owner import read_owner
@@ -54,7 +56,10 @@ async def ask(request: Request, body: Mapping[str, object]) -> tuple[Answer, dic
     thread_id = await asyncio.to_thread(state.services.threads.follow, body.get("thread_id"), viewer, owner.token)
     answer, rewritten = await state.answer_in_thread(question, thread_id, viewer, version, owner.token)
     minted = {"owner_token": owner.token} if owner.minted else {}
-    return answer, answer.to_dict() | {"thread_id": thread_id, "asked": question, "rewritten": rewritten.rewritten} | minted
+    language = other_language(question) if answer.outcome == NO_ANSWER else ""
+    told = {"language": language} if language else {}  # why it was refused: asked in another language
+    return answer, (answer.to_dict() | {"thread_id": thread_id, "asked": question, "rewritten": rewritten.rewritten}
+                    | told | minted)
 
 
 async def feedback(request: Request) -> Response:

@@ -280,3 +280,6 @@ def test_a_refusal_names_the_words_no_section_found_uses_as_the_chat_page_does()
                                  "unmentioned": ("proveedor", "esto")})
     assert reason_for(spanish).endswith(" This question looks like Spanish; the docs are searched in English, so "
                                         "asking in English may find the answer.")
+    nothing = SimpleNamespace(**{**vars(spanish), "retrieval": SimpleNamespace(hits=())})
+    assert reason_for(nothing) == ("No docs section matched this question. This question looks like Spanish; the docs "
+                                   "are searched in English, so asking in English may find the answer.")

@@ -88,6 +88,9 @@ def test_a_question_in_another_language_is_told_so_instead_of_which_of_its_words
     question = "¿Cuánto tiempo se conservan los eventos?"
     asked = c.post("/api/ask", json={"question": question}).json()
     assert asked["outcome"] == "refused" and asked["unmentioned"]  # the words are still in the record
+    assert asked["language"] == "Spanish"
+    english = c.post("/api/ask", json={"question": "Is there a Terraform provider for retention?"}).json()
+    assert english["outcome"] == "refused" and "language" not in english
     page = " ".join(unescape(c.post("/ask", data={"question": question}).text).split())
     assert "This question looks like Spanish; the docs are searched in English" in page
     assert "None of the docs sections found mentions" not in page
