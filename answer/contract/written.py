@@ -68,16 +68,17 @@ _REPORTED = re.compile(r"^(?:according to (?:the )?(?:docs|documentation|guide),
 
 INSTRUCTIONS = (
     "You answer a question about a product's documentation. The numbered quotes below were taken from the "
-    "documentation and checked to answer it; say the answer in your own words, using only what they say.\n"
+    "documentation and checked to answer it. Answer with the quotes' own words: keep their wording, shorten "
+    "them, join them; do not reword the question.\n"
     "- Begin with the sentence that answers the question; write at most 3 short sentences, or a numbered list "
     "of at most 5 steps.\n"
     "- End every sentence or step with the numbers of the quotes it rests on, like [1] or [1][2].\n"
     "- Copy commands, option names and values exactly as the quotes write them; put a command in a ``` block "
     "after the sentence that introduces it.\n"
-    "- Say nothing the quotes do not say.\n\n"
-    "Example. Question: How long are logs kept? Quotes: [1] Logs are kept for 30 days on the Free plan. "
-    "[2] Paid plans keep logs for one year.\n"
-    "Answer: Logs are kept for 30 days on the Free plan [1] and for one year on paid plans [2].")
+    "- Say nothing the quotes do not say, and leave out a quote that does not help.\n\n"
+    "Example. Question: Will my old logs disappear if I stay on the free tier? Quotes: [1] Logs are kept for 30 "
+    "days on the Free plan. [2] Paid plans keep logs for one year.\n"
+    "Answer: Logs are kept for 30 days on the Free plan [1]; paid plans keep logs for one year [2].")
 
 
 @dataclass(frozen=True)
