@@ -163,7 +163,7 @@ _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s
                          r"[^\s?]+(?:\s+[^\s?]+){0,3}))\s*\??\s*$", re.IGNORECASE)
 # "Is that also true on Netlify?", "Does it work with Netlify as well?", "Does that apply to the Growth plan too?":
 # the earlier question asked again of the thing the trailing phrase names.
-_AGAIN_OF = re.compile(r"\b(?:on|for|in|with|to|from|under|using|at|via)\s+(?P<part>[^?]+?)"
+_AGAIN_OF = re.compile(r"\b(?P<prep>on|for|in|with|to|from|under|using|at|via)\s+(?P<part>[^?]+?)"
                        r"(?:\s+(?:too|also|as\s+well|either|instead))?\s*\??\s*$", re.IGNORECASE)
 _LEADING_PREPOSITION = re.compile(r"^(?P<prep>for|in|on|with|to|from|under|inside|at|via|using)\s+", re.IGNORECASE)
 _DETERMINERS = re.compile(r"^(?:(?:my|our|your|their|its|the|a|an|this|that|these|those)\s+)+", re.IGNORECASE)
@@ -274,26 +274,53 @@ def _head_phrase(tokens: Sequence[re.Match[str]], head: str, *, first: int = 0,
 
 def carry_subject(question: str, previous: str) -> str:
     """Fold the previous standalone question's subject into an elliptical follow-up (the offline rewrite)."""
-    topic, is_action = subject(previous)
+    return carried_readings(question, previous)[0]
+
+
+def carried_readings(question: str, previous: str) -> tuple[str, ...]:
+    """What an elliptical follow-up may mean with the previous subject folded in, likeliest first.
+
+    One reading, except for a name brought with a preposition of its own that replaces a name the same
+    preposition does not govern: "And with MySQL?" after "Does Ferry support Postgres?" asks of MySQL in Postgres'
+    place, "And with Homebrew?" after "How do I install the ferry CLI?" asks how to install the CLI with Homebrew,
+    and no rule of grammar tells the two apart. Both are read, and the chat server searches the one the docs
+    answer (`rewrite` with `prefer`). First comes the name added when nothing governed the earlier one (it drops
+    nothing), else the name swapped ("And on Netlify?" after "… deploy to Vercel?"), as before either was read.
+    """
     about = _WHAT_ABOUT.match(question)
-    if about:
-        extra = (about.group("rest") or about.group("rest2") or about.group("rest3") or "").strip()
-        if not extra:
-            return previous
-        named = about.group("prep") or about.group("prep3")
-        preposition = (named or "for").lower()
-        led = _LEADING_PREPOSITION.match(extra)  # "What about in MDX pages?": the phrase brings its own preposition
-        if led:
-            preposition, extra = led.group("prep").lower(), extra[led.end():]
-        explicit = bool(led or named)  # "And with pnpm?" names the preposition too
-        return (swap_part(previous, extra, governed=explicit)
-                or (swap_object(previous, preposition, extra) if explicit else None)
-                or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
-    again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
-    if again:
-        swapped = swap_part(previous, again.group("part"), governed=True)
-        if swapped:
-            return swapped
+    if not about:
+        again = _AGAIN_OF.search(question) if _PRONOUN_SUBJECT.match(question) else None
+        swapped = swap_part(previous, again.group("part")) if again else None
+        if again and swapped:  # "Is that also true on Netlify?" asks the earlier question again, of Netlify
+            otherwise = _carried(question, previous)  # "Does it work with Homebrew too?": it, with Homebrew
+            same = not swapped[1] or _name_governor(previous) == again.group("prep").lower()
+            return (swapped[0],) if same or otherwise == swapped[0] else (swapped[0], otherwise)
+        return (_carried(question, previous),)
+    extra = (about.group("rest") or about.group("rest2") or about.group("rest3") or "").strip()
+    if not extra:
+        return (previous,)
+    named = about.group("prep") or about.group("prep3")
+    preposition = (named or "for").lower()
+    led = _LEADING_PREPOSITION.match(extra)  # "What about in MDX pages?": the phrase brings its own preposition
+    if led:
+        preposition, extra = led.group("prep").lower(), extra[led.end():]
+    explicit = bool(led or named)  # "And with pnpm?" names the preposition too
+    found = swap_part(previous, extra)
+    if found and (not explicit or not found[1]):
+        return (found[0],)
+    added = ((swap_object(previous, preposition, extra) if explicit else None)
+             or f"{previous.strip().rstrip('?')} {preposition} {extra}?")
+    if not found or found[0] == added:
+        return (added,)
+    governor = _name_governor(previous)
+    if governor == preposition:
+        return (found[0],)
+    return (found[0], added) if governor else (added, found[0])
+
+
+def _carried(question: str, previous: str) -> str:
+    """A follow-up that leans on the previous question by a pronoun, a fragment or a term taken as known."""
+    topic, is_action = subject(previous)
     if is_action and _DO_THAT.search(question):
         return _DO_THAT.sub(topic, question, count=1)
     stripped = _CONJUNCTION_THAT.sub(lambda m: m.group(0).replace("that", "\x00"), question)
@@ -359,8 +386,13 @@ def _object_of(action: str, before: str, after: str) -> str | None:
 
 # "When does the signing secret expire?": a question word, then "do" before the subject, whose verb ends the question.
 _ASKS_WITH_DO = re.compile(r"^\s*(?:how|when|where|why)\s+(?:do|does|did)\s+", re.IGNORECASE)
-_NOUN_PHRASE_AND_VERB = re.compile(r"^(?P<phrase>(?:the|my|our|your|their|its|this|that|a|an)\s+[\w.-]+(?:\s+[\w.-]+){0,3})"
+_NOUN_PHRASE_AND_VERB = re.compile(r"^(?P<phrase>(?:the|my|our|your|their|its|this|that|a|an)\s+[\w.-]+(?:\s+[\w.-]+){0,2})"
                                    r"\s+(?P<verb>[a-z]+)$")
+# Verbs that end such a question with nothing after them. Without a part-of-speech tagger the last word of "How
+# does the API handle pagination?" looks the same as that of "When does the trial end?"; only a verb known to
+# close one is taken off, so an object ("pagination", "data", "loop") always stays.
+_CLOSING_VERBS = _words("expire fail work run happen start stop end change break apply occur exist load crash hang "
+                        "reset renew update sync retry last matter differ")
 
 
 def _without_final_verb(previous: str, topic: str) -> str:
@@ -368,17 +400,13 @@ def _without_final_verb(previous: str, topic: str) -> str:
 
     "Can I rotate it?" after "When does the signing secret expire?" asks about "the signing secret", not
     "the signing secret expire". Only when the earlier question asked with "do" after a question word and ended
-    on a lone lowercase word after a phrase with a determiner and nothing else in it: that word is its verb
-    ("fail", "expire", "work"; not "credentials", nor "the token" in "… store the token").
+    on a verb of `_CLOSING_VERBS` after a phrase opened by a determiner, with no other determiner or preposition.
     """
-    if not _ASKS_WITH_DO.match(previous):
+    found = _NOUN_PHRASE_AND_VERB.match(topic) if _ASKS_WITH_DO.match(previous) else None
+    if not found or found.group("verb") not in _CLOSING_VERBS:
         return topic
-    found = _NOUN_PHRASE_AND_VERB.match(topic)
-    if not found:
-        return topic
-    verb, inside = found.group("verb"), found.group("phrase").lower().split()[1:]
-    if (verb in TERM_STOPWORDS or (verb.endswith("s") and not verb.endswith("ss"))
-            or any(w in _DETERMINER_WORDS or w in _PREPOSITIONS for w in inside)):
+    inside = found.group("phrase").lower().split()[1:]
+    if any(w in _DETERMINER_WORDS or w in _PREPOSITIONS for w in inside):
         return topic
     return found.group("phrase")
 
@@ -395,17 +423,14 @@ def _subject_and_rest(topic: str, after: str) -> tuple[str, str] | None:
     return (topic[: split.start()].strip(), topic[split.end():].strip()) if split else None
 
 
-def swap_part(previous: str, replacement: str, *, governed: bool = False) -> str | None:
-    """The previous question with the part a follow-up replaces swapped for it, or None when no part matches.
+def swap_part(previous: str, replacement: str) -> tuple[str, bool] | None:
+    """The previous question with the part a follow-up replaces swapped for it, and whether that part was the
+    previous question's last name; None when no part matches.
 
     "And for my Vue components?" after "How do I open the devtools for React components?" asks the same
     question of another object: the phrase ending in the same head word ("components") is replaced. A
     follow-up naming another product or plan ("And on Netlify?" after "… deploy to Vercel?") replaces the
     previous question's last name. Searching "…React components, for Vue components" would find React.
-
-    A name the follow-up puts after a preposition of its own (`governed`: "And with Homebrew?") replaces only a
-    name that a preposition governs too ("to Vercel"); "How do I install the ferry CLI?" has none, so Homebrew
-    is added to it by the caller, not put in the CLI's place.
     """
     base = previous.strip().rstrip("?!. ").rstrip()
     part = _DETERMINERS.sub("", replacement.strip().rstrip("?!. ")).strip()
@@ -414,7 +439,7 @@ def swap_part(previous: str, replacement: str, *, governed: bool = False) -> str
         return None
     tokens = list(_TOKEN.finditer(base))
     found = _head_phrase(tokens, words[-1], first=1)  # never the question's first word ("How", "Can")
-    names = [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
+    names = _names_in(tokens)
     if (found and names and len(words) > 1 and all(w[:1].isupper() for w in words)
             and not any(tokens[k].group()[:1].isupper() for k in range(found[0], found[1] + 1))):
         found = None  # "Google Analytics" after "… enable analytics with PostHog?" is a name, not the analytics
@@ -422,28 +447,40 @@ def swap_part(previous: str, replacement: str, *, governed: bool = False) -> str
         j, i = found
         if j == i and len(words) == 1:
             return None  # the same word alone: nothing is replaced
-        return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?"
-    if words[-1][:1].isupper() and names and (not governed or _governed(tokens, tokens.index(names[-1]))):
-        # a name ("Netlify", "Enterprise"); not "API playground" (a noun's head)
-        return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?"
+        return f"{base[: tokens[j].start()]}{part}{base[tokens[i].end():]}?", False
+    if words[-1][:1].isupper() and names:  # a name ("Netlify", "Enterprise"); not "API playground" (a noun's head)
+        return f"{base[: names[-1].start()]}{part}{base[names[-1].end():]}?", True
     return None
 
 
-def _governed(tokens: Sequence[re.Match[str]], index: int, reach: int = 3) -> bool:
-    """Whether a name (token `index`) can stand where a follow-up's own preposition puts another: a preposition
-    comes before it, past at most `reach` determiners and modifiers ("to Vercel", "on the Pro plan"), or it only
-    modifies the noun after it ("the Growth plan": "And for Enterprise?" asks of the Enterprise plan). Not the
-    thing itself ("install the ferry CLI")."""
+def _names_in(tokens: Sequence[re.Match[str]]) -> list[re.Match[str]]:
+    return [t for t in tokens[1:] if t.group()[:1].isupper() and t.group() != "I"]
+
+
+_MODIFIER = "modifier"
+
+
+def _name_governor(previous: str, reach: int = 3) -> str:
+    """How the previous question's last name sits, for a follow-up that brings another with a preposition of its
+    own: the preposition governing it, past at most `reach` determiners and modifiers ("to" in "deploy to
+    Vercel", "on" in "on the Pro plan"); `_MODIFIER` when it modifies the noun after it ("the Growth plan"); ""
+    when it is the thing itself ("install the ferry CLI", "support Postgres")."""
+    tokens = list(_TOKEN.finditer(previous.strip().rstrip("?!. ")))
+    names = _names_in(tokens)
+    if not names:
+        return ""
+    index = tokens.index(names[-1])
     following = tokens[index + 1].group() if index + 1 < len(tokens) else ""
-    if following[:1].islower() and following.lower() not in TERM_STOPWORDS:
-        return True
+    if following[:1].islower() and following.lower() not in TERM_STOPWORDS and not following.endswith("ly"):
+        return _MODIFIER
     for k in range(index - 1, max(0, index - 1 - reach), -1):
         word = tokens[k].group().lower()
         if word in _PREPOSITIONS:
-            return True
+            return word
         if word in TERM_STOPWORDS and word not in _DETERMINER_WORDS:
-            return False
-    return False
+            break
+    return ""
+
 
 
 def swap_object(previous: str, preposition: str, replacement: str) -> str | None:
@@ -471,28 +508,32 @@ class CarrySubject:
     name = "carry-subject"
 
     def condense(self, question: str, history: Sequence[Turn]) -> str:
+        return self._condensed(question, history)[0]
+
+    def _condensed(self, question: str, history: Sequence[Turn]) -> tuple[str, ...]:
         if not history:
-            return question
+            return (question,)
         previous = history[-1].question
         if not is_elliptical(question, previous):  # one definition of what borrows from the thread
-            return question
+            return (question,)
         pointer = pointed_back(question, previous)  # "that secret": the previous question says which one
         if pointer:
             start, end, phrase = pointer
-            return f"{question[:start]}the {phrase}{question[end:]}"
+            return (f"{question[:start]}the {phrase}{question[end:]}",)
         if leans_on_earlier_turn(question):
-            return carry_subject(question, previous)
-        return beside_subject(question, previous)  # "ok and which role …?" goes on
+            return carried_readings(question, previous)
+        return (beside_subject(question, previous),)  # "ok and which role …?" goes on
 
     def readings(self, question: str, history: Sequence[Turn]) -> tuple[str, ...]:
-        """What the follow-up may mean: the condensed question, and for one that names its own subject in a
-        thread, also the typed question with the earlier subject beside it (`rewrite` asks which one answers)."""
-        condensed = self.condense(question, history)
-        if not history or condensed != question:
-            return (condensed,)
+        """What the follow-up may mean: the condensed question (two, when `carried_readings` cannot tell), and for
+        one that names its own subject in a thread, also the typed question with the earlier subject beside it
+        (`rewrite` asks which one answers)."""
+        condensed = self._condensed(question, history)
+        if not history or condensed != (question,):
+            return condensed
         topic = subject(history[-1].question)[0]
         if not own_terms(topic):  # the earlier question names nothing to carry
-            return (condensed,)
+            return condensed
         return (question, beside_subject(question, history[-1].question))
 
 
