@@ -17,6 +17,8 @@ never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
 answers: docs/llm.mdx). Sentences without quote numbers, which small models
 often write, rest on the fewest quotes that together support them, if any do.
+A "Yes." or "No." written alone opens the sentence after it when a quote that
+sentence rests on opens with the same word (an FAQ's "No. …"), else it is dropped.
 
 A reply with a sentence the checker dropped may be asked for again, as a
 sample (`Writer(attempts=…)`), when at the first reply's pace it would still
@@ -182,34 +184,72 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     by_number = {p.number: p for p in passages}
     shown: list[Sentence] = []
     dropped: list[Sentence] = []
+    answer_word: Sentence | None = None  # a "No." written alone, waiting for the sentence after it
     for unit, step, code in _units(text, by_number)[:MAX_UNITS]:
         plain, cited = _numbered(unit)
-        cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
         if not plain:
             continue
-        checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
-        if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
-            dropped.append(Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",),
-                                    step, code))
+        held, answer_word = answer_word, None
+        if held is not None and _ANSWER_WORD.fullmatch(plain):
+            dropped.append(held)
+            held = None
+        if _ANSWER_WORD.fullmatch(plain) and not step and not code:
+            answer_word = Sentence(plain, (), "says nothing", (_ALONE,))
             continue
-        if not cites:  # a small model often leaves the numbers out: the fewest quotes that support it, if any
-            cites, closest = _supporting(checked, passages, checker)
-            if not cites:
-                dropped.append(Sentence(plain, (), "names no quote", ("no quote supports it, and it names none",
-                                                                      *closest), step, code))
-                continue
-        quotes = [by_number[n].quote for n in cites]
-        kept_code = code if code and any(code in q for q in quotes) else ""
-        empty = _says_nothing(checked, kept_code)
-        if empty:
-            dropped.append(Sentence(plain, cites, "says nothing", (empty,), step, code))
-            continue
-        support = checker.check(checked, quotes)
-        reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
-                                     if code and not kept_code else ())
-        sentence = Sentence(plain, cites, support.status, reasons, step, kept_code)
+        sentence = _checked(plain, cited, step, code, passages, checker)
+        if held is not None:
+            quotes = [by_number[n].quote for n in sentence.passages]
+            opening = _opened_with(held.text, quotes) if sentence.shown else ""
+            if opening:  # "No." + "A self-hosted version … is not available." over a quote opening "No. A self-…"
+                sentence = replace(sentence, text=f"{opening} {sentence.text}")
+            else:
+                dropped.append(held)
         (shown if sentence.shown else dropped).append(sentence)
+    if answer_word is not None:
+        dropped.append(answer_word)
     return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
+
+
+def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: Sequence[Passage],
+             checker: SupportChecker) -> Sentence:
+    """One sentence or step of the reply with the checker's verdict on it against the quotes it rests on."""
+    by_number = {p.number: p for p in passages}
+    cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
+    checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
+    if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
+        return Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",), step, code)
+    if not cites:  # a small model often leaves the numbers out: the fewest quotes that support it, if any
+        cites, closest = _supporting(checked, passages, checker)
+        if not cites:
+            return Sentence(plain, (), "names no quote", ("no quote supports it, and it names none", *closest),
+                            step, code)
+    quotes = [by_number[n].quote for n in cites]
+    kept_code = code if code and any(code in q for q in quotes) else ""
+    empty = _says_nothing(checked, kept_code)
+    if empty:
+        return Sentence(plain, cites, "says nothing", (empty,), step, code)
+    support = checker.check(checked, quotes)
+    reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
+                                 if code and not kept_code else ())
+    return Sentence(plain, cites, support.status, reasons, step, kept_code)
+
+
+# "Yes." or "No." written as a sentence of its own: nothing the check can hold to a quote by itself, so it is shown
+# only as the opening of the next sentence, and only when a quote that sentence rests on opens with the same word
+# (an FAQ's "No. A self-hosted version is not available."): the quote's answer, not the model's guess ("Yes."
+# over that same quote is dropped).
+_ANSWER_WORD = re.compile(r"(yes|no)\s*[.!,:;]?", re.IGNORECASE)
+_ALONE = "a yes or no the quotes of the sentence after it do not open with"
+
+
+def _opened_with(word: str, quotes: Sequence[str]) -> str:
+    """The answer word as the first quote that opens with it writes it ("No."), or "" when none does."""
+    wanted = _ANSWER_WORD.fullmatch(word.strip())
+    for quote in quotes:
+        found = re.match(r"\s*((yes|no)\b[.!,:;]?)", quote, re.IGNORECASE)
+        if wanted and found and found.group(2).lower() == wanted.group(1).lower():
+            return found.group(1)
+    return ""
 
 
 def _says_nothing(sentence: str, code: str) -> str:

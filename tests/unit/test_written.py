@@ -180,8 +180,29 @@ def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_g
                          "dashboard [2]:", [RETAINED, REPLAY], CHECK)
     assert written.sentences == ()
     assert [s.reasons for s in written.dropped] == [("it introduces a command or list it does not give",),
-                                                     ("it states nothing the quotes could bear out",),
+                                                     ("a yes or no the quotes of the sentence after it do not open "
+                                                      "with",),
                                                      ("it introduces a command or list it does not give",)]
+
+
+FAQ = Passage(3, "No. A self-hosted version of Ferrydeck is not available at this time.", "FAQ › Can I self-host?", 0)
+
+
+def test_a_yes_or_no_alone_opens_the_next_sentence_only_when_its_quote_opens_with_that_word():
+    """The 1.5B model writes "No." as a sentence of its own; alone it states nothing a quote can bear out."""
+    said = "A self-hosted version of Ferrydeck is not available at this time [3]."
+    written = read_reply(f"No. {said}", [RETAINED, FAQ], CHECK)
+    assert [s.text for s in written.sentences] == [
+        "No. A self-hosted version of Ferrydeck is not available at this time."]
+    assert written.sentences[0].passages == (3,) and written.dropped == ()
+    guessed = read_reply(f"Yes. {said}", [RETAINED, FAQ], CHECK)  # the model's guess, against the quote's "No."
+    assert [s.text for s in guessed.sentences] == [said.replace(" [3]", "")]
+    assert [(s.text, s.status) for s in guessed.dropped] == [("Yes.", "says nothing")]
+    elsewhere = read_reply("No. Events are retained for 30 days [1].", [RETAINED, FAQ], CHECK)  # a quote with no "No."
+    assert [s.text for s in elsewhere.sentences] == ["Events are retained for 30 days."]
+    assert [s.text for s in elsewhere.dropped] == ["No."]
+    alone = read_reply("No.", [RETAINED, FAQ], CHECK)
+    assert alone.sentences == () and [s.text for s in alone.dropped] == ["No."]
 
 
 def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():
