@@ -272,13 +272,9 @@ def _head_phrase(tokens: Sequence[re.Match[str]], head: str, *, first: int = 0,
     return None
 
 
-def carry_subject(question: str, previous: str) -> str:
-    """Fold the previous standalone question's subject into an elliptical follow-up (the offline rewrite)."""
-    return carried_readings(question, previous)[0]
-
-
 def carried_readings(question: str, previous: str) -> tuple[str, ...]:
-    """What an elliptical follow-up may mean with the previous subject folded in, likeliest first.
+    """What an elliptical follow-up may mean with the previous subject folded in (the offline rewrite), likeliest
+    first.
 
     One reading, except for a name brought with a preposition of its own that replaces a name the same
     preposition does not govern: "And with MySQL?" after "Does Ferry support Postgres?" asks of MySQL in Postgres'
