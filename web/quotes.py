@@ -183,27 +183,44 @@ def excerpt_html(text: str, start: int, end: int, *, width: int = EXCERPT_CHARS,
     table = lines(text)
     lo, hi = _window(text, table, start, end, width)
     parts: list[str] = []
+    code: list[str] = []  # the lines of a code block being shown, kept as lines: indentation is meaning in code
+    block = False  # the last part is a code block, which ends its own line
     last = -2  # index of the last line shown: a prose line right after a prose line continues its paragraph
     for index, line in enumerate(table):
+        if line.kind == CODE and line.start < hi and line.end > lo:
+            code.append(_marked(text, max(lo, line.body), min(hi, line.end), start, end))
+            last = index
+            continue
+        if code and line.kind != BLANK:
+            shown_code = _code_block(code)
+            parts += [shown_code] if shown_code else []
+            block, code = bool(shown_code) or block, []
         if not (line.start < hi and line.end > lo) or line.kind in (FENCE, BLANK):
             continue
         a, b = max(lo, line.body), min(hi, line.end)
-        if line.kind == CODE:
-            shown = "<code>" + _marked(text, a, b, start, end) + "</code>"
-        elif line.kind == ROW:
+        if line.kind == ROW:
             cells = [(max(a, x), min(b, y)) for x, y in line.cells if min(b, y) > max(a, x)]
             shown = " · ".join(render_inline(text[x:y], span=(start - x, end - x), link=link) for x, y in cells)
         else:
             shown = render_inline(text[a:b], span=(start - a, end - a), link=link)
         if not shown.strip():
             continue
-        if parts:
+        if parts and not block:
             parts.append(" " if last == index - 1 and table[last].kind == line.kind == TEXT else "<br>")
         parts.append(shown)
-        last = index
+        block, last = False, index
+    if code:
+        parts.append(_code_block(code))
     before = "…" if text[:lo].strip() else ""
     after = "…" if text[hi:].strip() else ""
     return Markup(before + "".join(parts) + after)
+
+
+def _code_block(code: list[str]) -> str:
+    """Code lines of the excerpt as one block, line breaks and indentation kept (a span styled as a block: the card
+    sits inside a paragraph, where a <pre> would end it)."""
+    body = "\n".join(code).strip("\n")
+    return f'<span class="card-code"><code>{body}</code></span>' if body else ""
 
 
 def _marked(text: str, a: int, b: int, start: int, end: int) -> str:

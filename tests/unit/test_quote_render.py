@@ -155,6 +155,20 @@ def test_hover_card_excerpt_cuts_at_word_boundaries_and_never_inside_code():
     assert "`" not in seen and "<mark>The quoted sentence is here.</mark>" in html
 
 
+def test_a_code_block_in_the_card_keeps_its_lines_and_indentation():
+    """Each code line was an inline <code> of its own: indentation collapsed, blank lines became empty boxes."""
+    text = ("Pass the raw body.\n\n```ts\napp.post('/hook', (req, res) => {\n  try {\n    verify(req)\n\n  } catch {}\n"
+            "});\n```\n\nThen reply 200.")
+    start = text.index("Pass")
+    html = str(excerpt_html(text, start, start + len("Pass the raw body."), width=400))
+    block = re.search(r'<span class="card-code"><code>(.*?)</code></span>', html, re.S)
+    assert block, html
+    assert block.group(1) == ("app.post(&#x27;/hook&#x27;, (req, res) =&gt; {\n  try {\n    verify(req)\n\n  } catch {}\n"
+                              "});")
+    assert html.count("card-code") == 1 and "<code></code>" not in html
+    assert html.endswith("</span>Then reply 200.")  # the block ends its own line: no <br> after it
+
+
 def test_the_card_keeps_the_existing_plain_text_behaviour():
     c = cite(REFUNDS, "Refunds are available within 14 days of the charge.")
     html = str(excerpt_html(REFUNDS.text, c.start, c.end))
