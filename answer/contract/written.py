@@ -246,7 +246,7 @@ def _opened_with(word: str, quotes: Sequence[str]) -> str:
     """The answer word as the first quote that opens with it writes it ("No."), or "" when none does."""
     wanted = _ANSWER_WORD.fullmatch(word.strip())
     for quote in quotes:
-        found = re.match(r"\s*((yes|no)\b[.!,:;]?)", quote, re.IGNORECASE)
+        found = re.match(r"\s*((yes|no)[.!,:;])(?=\s|$)", quote, re.IGNORECASE)  # "No." answers; "No self-…" does not
         if wanted and found and found.group(2).lower() == wanted.group(1).lower():
             return found.group(1)
     return ""

@@ -203,6 +203,11 @@ def test_a_yes_or_no_alone_opens_the_next_sentence_only_when_its_quote_opens_wit
     assert [s.text for s in elsewhere.dropped] == ["No."]
     alone = read_reply("No.", [RETAINED, FAQ], CHECK)
     assert alone.sentences == () and [s.text for s in alone.dropped] == ["No."]
+    for opening in ("No self-hosted version", "No-cache headers mean a self-hosted version",
+                    "Nothing self-hosted: a self-hosted version"):  # "No" as a word of the sentence answers nothing
+        quote = Passage(4, f"{opening} of Ferrydeck is not available at this time.", "FAQ", 0)
+        written = read_reply(f"No. {opening} of Ferrydeck is not available at this time [4].", [quote], CHECK)
+        assert [s.text for s in written.dropped] == ["No."], opening
 
 
 def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():
