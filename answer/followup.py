@@ -289,8 +289,10 @@ def carried_readings(question: str, previous: str) -> tuple[str, ...]:
         swapped = swap_part(previous, again.group("part")) if again else None
         if again and swapped:  # "Is that also true on Netlify?" asks the earlier question again, of Netlify
             otherwise = _carried(question, previous)  # "Does it work with Homebrew too?": it, with Homebrew
-            same = not swapped[1] or _name_governor(previous) == again.group("prep").lower()
-            return (swapped[0],) if same or otherwise == swapped[0] else (swapped[0], otherwise)
+            governor = _name_governor(previous) if swapped[1] else ""
+            if not swapped[1] or governor == again.group("prep").lower() or otherwise == swapped[0]:
+                return (swapped[0],)
+            return (swapped[0], otherwise) if governor else (otherwise, swapped[0])
         return (_carried(question, previous),)
     extra = (about.group("rest") or about.group("rest2") or about.group("rest3") or "").strip()
     if not extra:
@@ -382,7 +384,7 @@ def _object_of(action: str, before: str, after: str) -> str | None:
 
 # "When does the signing secret expire?": a question word, then "do" before the subject, whose verb ends the question.
 _ASKS_WITH_DO = re.compile(r"^\s*(?:how|when|where|why)\s+(?:do|does|did)\s+", re.IGNORECASE)
-_NOUN_PHRASE_AND_VERB = re.compile(r"^(?P<phrase>(?:the|my|our|your|their|its|this|that|a|an)\s+[\w.-]+(?:\s+[\w.-]+){0,2})"
+_NOUN_PHRASE_AND_VERB = re.compile(r"^(?P<phrase>(?:the|my|our|your|their|its|this|that|a|an)\s+[\w.-]+(?:\s+[\w.-]+){0,3})"
                                    r"\s+(?P<verb>[a-z]+)$")
 # Verbs that end such a question with nothing after them. Without a part-of-speech tagger the last word of "How
 # does the API handle pagination?" looks the same as that of "When does the trial end?"; only a verb known to

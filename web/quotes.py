@@ -220,7 +220,7 @@ def _code_block(code: list[str]) -> str:
     """Code lines of the excerpt as one block, line breaks and indentation kept (a span styled as a block: the card
     sits inside a paragraph, where a <pre> would end it)."""
     body = "\n".join(code).strip("\n")
-    return f'<span class="card-code"><code>{body}</code></span>' if body else ""
+    return f'<span class="card-code"><code>{body}</code></span>' if body.strip() else ""
 
 
 def _marked(text: str, a: int, b: int, start: int, end: int) -> str:
@@ -244,6 +244,9 @@ def _window(text: str, table: list[Line], start: int, end: int, width: int) -> t
         gaps = [m.start() for m in re.finditer(r"\s", text[end:hi])]
         hi = end + gaps[-1] if gaps else end
     for line in table:
+        if line.kind == CODE:  # a code line is shown whole: a cut in its indentation would change the code
+            lo = line.start if line.start < lo < line.end and line.start < start else lo
+            hi = line.end if line.start < hi < line.end and line.end > end else hi
         if line.kind in (TEXT, ITEM, HEADING, ROW):
             for match in _ATOMIC.finditer(text, line.body, line.end):
                 if match.start() < lo < match.end():

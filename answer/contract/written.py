@@ -17,8 +17,8 @@ never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
 answers: docs/llm.mdx). Sentences without quote numbers, which small models
 often write, rest on the fewest quotes that together support them, if any do.
-A "Yes." or "No." written alone opens the sentence after it when a quote that
-sentence rests on opens with the same word (an FAQ's "No. …"), else it is dropped.
+A "Yes." or "No." is shown only when the quote the sentence rests on answers so
+itself (an FAQ's "No. …"), else the sentence is shown without it.
 
 A reply with a sentence the checker dropped may be asked for again, as a
 sample (`Writer(attempts=…)`), when at the first reply's pace it would still
@@ -190,21 +190,16 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
         if not plain:
             continue
         held, answer_word = answer_word, None
-        if held is not None and _ANSWER_WORD.fullmatch(plain):
-            dropped.append(held)
-            held = None
         if _ANSWER_WORD.fullmatch(plain) and not step and not code:
-            answer_word = Sentence(plain, (), "says nothing", (_ALONE,))
-            continue
-        sentence = _checked(plain, cited, step, code, passages, checker)
-        if held is not None:
-            quotes = [by_number[n].quote for n in sentence.passages]
-            opening = _opened_with(held.text, quotes) if sentence.shown else ""
-            if opening:  # "No." + "A self-hosted version … is not available." over a quote opening "No. A self-…"
-                sentence = replace(sentence, text=f"{opening} {sentence.text}")
-            else:
+            if held is not None:
                 dropped.append(held)
-        (shown if sentence.shown else dropped).append(sentence)
+            answer_word = Sentence(plain, tuple(n for n in cited if n in by_number), "says nothing", (_ALONE,))
+            continue
+        if held is not None and not step:  # "No." then "A self-hosted version …": read as one sentence
+            plain = f"{held.text.rstrip('.!,:; ')}. {plain}"
+        elif held is not None:
+            dropped.append(held)
+        (shown if (sentence := _checked(plain, cited, step, code, passages, checker)).shown else dropped).append(sentence)
     if answer_word is not None:
         dropped.append(answer_word)
     return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
@@ -212,10 +207,17 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
 
 def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: Sequence[Passage],
              checker: SupportChecker) -> Sentence:
-    """One sentence or step of the reply with the checker's verdict on it against the quotes it rests on."""
+    """One sentence or step of the reply with the checker's verdict on it against the quotes it rests on.
+
+    A "Yes," or "No." it opens with is no claim the check can read: the rest is checked, and the word is shown only
+    when the quote answers so itself (`_answered_so`); otherwise the sentence is shown without it.
+    """
+    lead = _LEADING_ANSWER.match(plain)
+    said = plain[lead.end():] if lead else plain
+    said = said[:1].upper() + said[1:]
     by_number = {p.number: p for p in passages}
     cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
-    checked = _REPORTED.sub("", plain, count=1)  # what the sentence says, without "The docs state that"
+    checked = _REPORTED.sub("", said, count=1)  # what the sentence says, without "The docs state that"
     if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
         return Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",), step, code)
     if not cites:  # a small model often leaves the numbers out: the fewest quotes that support it, if any
@@ -231,24 +233,34 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     support = checker.check(checked, quotes)
     reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
                                  if code and not kept_code else ())
-    return Sentence(plain, cites, support.status, reasons, step, kept_code)
+    if lead and support.status == SUPPORTED:
+        answer = _answered_so(lead.group(1), checked, quotes, checker)
+        said = f"{answer} {said}" if answer else said
+        reasons += () if answer else (f"its “{lead.group(1)}” was left out: no quote it rests on answers so",)
+    return Sentence(said if lead else plain, cites, support.status, reasons, step, kept_code)
 
 
-# "Yes." or "No." written as a sentence of its own: nothing the check can hold to a quote by itself, so it is shown
-# only as the opening of the next sentence, and only when a quote that sentence rests on opens with the same word
-# (an FAQ's "No. A self-hosted version is not available."): the quote's answer, not the model's guess ("Yes."
-# over that same quote is dropped).
+# "Yes." or "No." said before a sentence, alone or in it: nothing the check can hold to a quote, so it is shown only
+# when a quote the sentence rests on opens with the same word and the first sentence after that word supports the
+# sentence alone (an FAQ's "No. A self-hosted version is not available."): the quote's answer, not the model's
+# guess, and not an answer the quote gives to something else before the sentence it says.
 _ANSWER_WORD = re.compile(r"(yes|no)\s*[.!,:;]?", re.IGNORECASE)
-_ALONE = "a yes or no the quotes of the sentence after it do not open with"
+_LEADING_ANSWER = re.compile(r"^(yes|no)\s*[.!,:;]\s+(?=\S)", re.IGNORECASE)
+_QUOTE_ANSWER = re.compile(r"\s*(yes|no)[.!,:;](?=\s|$)", re.IGNORECASE)  # "No." answers; "No self-…" does not
+_ALONE = "a yes or no with no sentence after it"
 
 
-def _opened_with(word: str, quotes: Sequence[str]) -> str:
-    """The answer word as the first quote that opens with it writes it ("No."), or "" when none does."""
-    wanted = _ANSWER_WORD.fullmatch(word.strip())
+def _answered_so(word: str, claim: str, quotes: Sequence[str], checker: SupportChecker) -> str:
+    """"Yes." or "No." as the quote that answers so writes it, when one does for this claim ("" otherwise)."""
     for quote in quotes:
-        found = re.match(r"\s*((yes|no)[.!,:;])(?=\s|$)", quote, re.IGNORECASE)  # "No." answers; "No self-…" does not
-        if wanted and found and found.group(2).lower() == wanted.group(1).lower():
-            return found.group(1)
+        found = _QUOTE_ANSWER.match(quote)
+        if not found or found.group(1).lower() != word.lower():
+            continue
+        rest = quote[found.end():].lstrip()
+        later = [start for start in sentence_starts(rest) if start > 0]
+        first = rest[: later[0]] if later else rest
+        if checker.check(claim, [first]).status == SUPPORTED:
+            return f"{found.group(1)}."
     return ""
 
 

@@ -170,8 +170,10 @@ def test_a_name_after_a_preposition_of_its_own_is_added_when_no_preposition_gove
      "How do I install the Ferry CLI on Windows with Homebrew?"),
     ("How do I set up SSO for the Enterprise plan?", "And with Okta?", "How do I set up SSO for the Okta plan?",
      "How do I set up SSO for the Enterprise plan with Okta?"),
-    ("How do I install the CLI?", "Does it work with Homebrew too?", "How do I install the Homebrew?",
-     "Does it work with Homebrew too (install the CLI)?"),
+    ("How do I install the CLI?", "Does it work with Homebrew too?", "Does it work with Homebrew too (install the CLI)?",
+     "How do I install the Homebrew?"),
+    ("How do I deploy to Vercel?", "Does it work with Netlify as well?", "How do I deploy to Netlify?",
+     "Does it work with Netlify as well (deploy to Vercel)?"),  # "to" governed Vercel: swapped first
 ])
 def test_a_name_no_grammar_places_is_read_both_ways_and_the_docs_decide(previous, question, first, second):
     """Homebrew is how the CLI is installed, MySQL what Ferry may support instead of Postgres: the same words."""
@@ -192,6 +194,7 @@ def test_a_name_the_same_preposition_governed_is_swapped_with_no_second_reading(
 @pytest.mark.parametrize(("previous", "question", "expected"), [
     ("When does the signing secret expire?", "Can I rotate it?", "Can I rotate the signing secret?"),
     ("When does the signing secret expire?", "How long does it last?", "How long does the signing secret last?"),
+    ("When does the Ferry CLI access token expire?", "Can I rotate it?", "Can I rotate the Ferry CLI access token?"),
     ("Why does my deploy fail?", "How do I debug it?", "How do I debug my deploy?"),
     ("How does the retry schedule work?", "Can I change it?", "Can I change the retry schedule?"),
 ])

@@ -167,6 +167,9 @@ def test_a_code_block_in_the_card_keeps_its_lines_and_indentation():
                               "});")
     assert html.count("card-code") == 1 and "<code></code>" not in html
     assert html.endswith("</span>Then reply 200.")  # the block ends its own line: no <br> after it
+    inside = text.index("verify(req)")  # a window that starts or ends inside the block takes whole lines
+    cut = str(excerpt_html(text, inside, inside + len("verify(req)"), width=12))
+    assert "\n    <mark>verify(req)</mark>\n" in cut and "  try {" in cut, cut
 
 
 def test_the_card_keeps_the_existing_plain_text_behaviour():

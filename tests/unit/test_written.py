@@ -179,35 +179,47 @@ def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_g
     written = read_reply("Here's how you can do it [1]:\nYes [1].\nRetained events can be replayed from the "
                          "dashboard [2]:", [RETAINED, REPLAY], CHECK)
     assert written.sentences == ()
-    assert [s.reasons for s in written.dropped] == [("it introduces a command or list it does not give",),
-                                                     ("a yes or no the quotes of the sentence after it do not open "
-                                                      "with",),
-                                                     ("it introduces a command or list it does not give",)]
+    assert [(s.text, s.reasons) for s in written.dropped] == [
+        ("Here's how you can do it:", ("it introduces a command or list it does not give",)),
+        ("Yes. Retained events can be replayed from the dashboard:",  # "Yes" is read with the sentence after it
+         ("it introduces a command or list it does not give",))]
 
 
 FAQ = Passage(3, "No. A self-hosted version of Ferrydeck is not available at this time.", "FAQ › Can I self-host?", 0)
 
 
-def test_a_yes_or_no_alone_opens_the_next_sentence_only_when_its_quote_opens_with_that_word():
-    """The 1.5B model writes "No." as a sentence of its own; alone it states nothing a quote can bear out."""
-    said = "A self-hosted version of Ferrydeck is not available at this time [3]."
-    written = read_reply(f"No. {said}", [RETAINED, FAQ], CHECK)
-    assert [s.text for s in written.sentences] == [
-        "No. A self-hosted version of Ferrydeck is not available at this time."]
-    assert written.sentences[0].passages == (3,) and written.dropped == ()
-    guessed = read_reply(f"Yes. {said}", [RETAINED, FAQ], CHECK)  # the model's guess, against the quote's "No."
-    assert [s.text for s in guessed.sentences] == [said.replace(" [3]", "")]
-    assert [(s.text, s.status) for s in guessed.dropped] == [("Yes.", "says nothing")]
+def test_a_yes_or_no_is_shown_only_when_the_quote_the_sentence_rests_on_answers_so():
+    """The 1.5B model writes "No." as a sentence of its own, and "Yes," before a sentence whose quote says no."""
+    said = "A self-hosted version of Ferrydeck is not available at this time"
+    for reply in (f"No. {said} [3].", f"No, {said.lower()[0]}{said[1:]} [3].", f"No [3]. {said} [3]."):
+        written = read_reply(reply, [RETAINED, FAQ], CHECK)
+        assert [s.text for s in written.sentences] == [f"No. {said}."], reply
+        assert written.sentences[0].passages == (3,) and written.dropped == ()
+    for reply in (f"Yes. {said} [3].", f"Yes, {said.lower()[0]}{said[1:]} [3]."):  # the model's guess
+        guessed = read_reply(reply, [RETAINED, FAQ], CHECK)
+        assert [s.text for s in guessed.sentences] == [f"{said}."], reply
+        assert guessed.sentences[0].reasons == ("its “Yes” was left out: no quote it rests on answers so",)
     elsewhere = read_reply("No. Events are retained for 30 days [1].", [RETAINED, FAQ], CHECK)  # a quote with no "No."
     assert [s.text for s in elsewhere.sentences] == ["Events are retained for 30 days."]
-    assert [s.text for s in elsewhere.dropped] == ["No."]
     alone = read_reply("No.", [RETAINED, FAQ], CHECK)
     assert alone.sentences == () and [s.text for s in alone.dropped] == ["No."]
     for opening in ("No self-hosted version", "No-cache headers mean a self-hosted version",
                     "Nothing self-hosted: a self-hosted version"):  # "No" as a word of the sentence answers nothing
         quote = Passage(4, f"{opening} of Ferrydeck is not available at this time.", "FAQ", 0)
         written = read_reply(f"No. {opening} of Ferrydeck is not available at this time [4].", [quote], CHECK)
-        assert [s.text for s in written.dropped] == ["No."], opening
+        assert [s.text for s in written.sentences] == [f"{opening} of Ferrydeck is not available at this time."]
+
+
+def test_a_quote_s_yes_answers_only_the_sentence_right_after_it():
+    """The "Yes." of an FAQ answers its own first sentence, not another quote's, nor a later sentence of its own."""
+    replay = Passage(5, "Yes. Retained events can be replayed from the dashboard.", "FAQ", 0)
+    both = read_reply("Yes. Events are retained for 30 days on every plan [1][5].", [RETAINED, replay], CHECK)
+    assert [s.text for s in both.sentences] == ["Events are retained for 30 days on every plan."]
+    later = Passage(6, "Yes. Self-hosting is available on the Enterprise plan. Events are kept for 30 days.", "FAQ", 0)
+    second = read_reply("Yes. Events are kept for 30 days [6].", [later], CHECK)
+    assert [s.text for s in second.sentences] == ["Events are kept for 30 days."]
+    first = read_reply("Yes. Self-hosting is available on the Enterprise plan [6].", [later], CHECK)
+    assert [s.text for s in first.sentences] == ["Yes. Self-hosting is available on the Enterprise plan."]
 
 
 def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():

@@ -194,6 +194,7 @@ def test_quotes_table_rows_and_card_excerpts_of_hostile_markdown_stay_inert(text
             assert not executable(html), html
             assert not re.search(r'<(?!/?(?:code|pre|em|strong|s|a|mark|br|table|thead|tbody|tr|th|td)[ >]'
                                  r'|span class="card-code">|/span>)', html), html
+            assert html.count("<span") == html.count("</span>"), html  # only the card's code block opens one
             assert all(is_site_url(unescape(h), site) for h in re.findall(r'href="([^"]*)"', html)), html
 
 
