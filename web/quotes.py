@@ -183,16 +183,16 @@ def excerpt_html(text: str, start: int, end: int, *, width: int = EXCERPT_CHARS,
     table = lines(text)
     lo, hi = _window(text, table, start, end, width)
     parts: list[str] = []
-    code: list[str] = []  # the lines of a code block being shown, kept as lines: indentation is meaning in code
+    code: list[tuple[int, int]] = []  # the lines of a code block being shown, kept as lines: indentation is meaning
     block = False  # the last part is a code block, which ends its own line
     last = -2  # index of the last line shown: a prose line right after a prose line continues its paragraph
     for index, line in enumerate(table):
         if line.kind == CODE and line.start < hi and line.end > lo:
-            code.append(_marked(text, max(lo, line.body), min(hi, line.end), start, end))
+            code.append((max(lo, line.body), min(hi, line.end)))
             last = index
             continue
         if code and line.kind != BLANK:
-            shown_code = _code_block(code)
+            shown_code = _code_block(text, code, start, end)
             parts += [shown_code] if shown_code else []
             block, code = bool(shown_code) or block, []
         if not (line.start < hi and line.end > lo) or line.kind in (FENCE, BLANK):
@@ -210,17 +210,20 @@ def excerpt_html(text: str, start: int, end: int, *, width: int = EXCERPT_CHARS,
         parts.append(shown)
         block, last = False, index
     if code:
-        parts.append(_code_block(code))
+        parts.append(_code_block(text, code, start, end))
     before = "…" if text[:lo].strip() else ""
     after = "…" if text[hi:].strip() else ""
     return Markup(before + "".join(parts) + after)
 
 
-def _code_block(code: list[str]) -> str:
-    """Code lines of the excerpt as one block, line breaks and indentation kept (a span styled as a block: the card
-    sits inside a paragraph, where a <pre> would end it)."""
-    body = "\n".join(code).strip("\n")
-    return f'<span class="card-code"><code>{body}</code></span>' if body.strip() else ""
+def _code_block(text: str, code: list[tuple[int, int]], start: int, end: int) -> str:
+    """Code lines of the excerpt as one block, line breaks and indentation kept, less the indentation they all share
+    (a block inside a list item); a span styled as a block: the card sits inside a paragraph, where a <pre> would
+    end it."""
+    filled = [text[a:b] for a, b in code if text[a:b].strip()]
+    shared = min((len(line) - len(line.lstrip(" ")) for line in filled), default=0)
+    body = "\n".join(_marked(text, min(a + shared, b), b, start, end) for a, b in code).strip("\n")
+    return f'<span class="card-code"><code>{body}</code></span>' if filled else ""
 
 
 def _marked(text: str, a: int, b: int, start: int, end: int) -> str:

@@ -167,9 +167,12 @@ def test_a_code_block_in_the_card_keeps_its_lines_and_indentation():
                               "});")
     assert html.count("card-code") == 1 and "<code></code>" not in html
     assert html.endswith("</span>Then reply 200.")  # the block ends its own line: no <br> after it
+    listed = "1. Install it:\n\n   ```bash\n   npm i ferry\n     --save\n   ```\n\n2. Run it."
+    item = str(excerpt_html(listed, 0, len("1. Install it:"), width=200))  # a block inside a list item
+    assert '<span class="card-code"><code>npm i ferry\n  --save</code></span>' in item, item
     inside = text.index("verify(req)")  # a window that starts or ends inside the block takes whole lines
     cut = str(excerpt_html(text, inside, inside + len("verify(req)"), width=12))
-    assert "\n    <mark>verify(req)</mark>\n" in cut and "  try {" in cut, cut
+    assert "<code>try {\n  <mark>verify(req)</mark>\n\n} catch {}</code>" in cut, cut  # shared indentation off
 
 
 def test_the_card_keeps_the_existing_plain_text_behaviour():
