@@ -233,11 +233,11 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     support = checker.check(checked, quotes)
     reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
                                  if code and not kept_code else ())
-    if lead and support.status == SUPPORTED:
-        answer = _answered_so(lead.group(1), checked, quotes, checker)
-        said = f"{answer} {said}" if answer else said
-        reasons += () if answer else (f"its “{lead.group(1)}” was left out: no quote it rests on answers so",)
-    return Sentence(said if lead else plain, cites, support.status, reasons, step, kept_code)
+    if not (lead and support.status == SUPPORTED):
+        return Sentence(plain, cites, support.status, reasons, step, kept_code)  # dropped as written, for the audit
+    answer = _answered_so(lead.group(1), checked, quotes, checker)
+    reasons += () if answer else (f"its “{lead.group(1)}” was left out: no quote it rests on answers so",)
+    return Sentence(f"{answer} {said}" if answer else said, cites, support.status, reasons, step, kept_code)
 
 
 # "Yes." or "No." said before a sentence, alone or in it: nothing the check can hold to a quote, so it is shown only

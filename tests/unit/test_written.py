@@ -199,6 +199,8 @@ def test_a_yes_or_no_is_shown_only_when_the_quote_the_sentence_rests_on_answers_
         guessed = read_reply(reply, [RETAINED, FAQ], CHECK)
         assert [s.text for s in guessed.sentences] == [f"{said}."], reply
         assert guessed.sentences[0].reasons == ("its “Yes” was left out: no quote it rests on answers so",)
+    wrong = read_reply("Yes, events are retained for 90 days [1].", [RETAINED, FAQ], CHECK)  # dropped as written
+    assert wrong.sentences == () and [s.text for s in wrong.dropped] == ["Yes, events are retained for 90 days."]
     elsewhere = read_reply("No. Events are retained for 30 days [1].", [RETAINED, FAQ], CHECK)  # a quote with no "No."
     assert [s.text for s in elsewhere.sentences] == ["Events are retained for 30 days."]
     alone = read_reply("No.", [RETAINED, FAQ], CHECK)
