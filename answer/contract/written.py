@@ -61,6 +61,10 @@ _FENCE_IN_LINE = re.compile(r"(?<=[^\s`~])[ \t]*(?=(?:`{3,}|~{3,})[\w+-]*[ \t]*$
 # left alone ("__init__.py" is a file name), and so is code ("`ls *foo*`").
 _EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*])")
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+_NAMES_NONE = "names no quote"
+SAME_SENTENCE = 0.8  # share of a quote's sentence's key terms a shown sentence already uses: it says the same
+_DIGIT = re.compile(r"\d")
+RESTATES = 0.6  # share of what a sentence adds to the question (words and numbers) a quote's sentence must hold
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
@@ -103,6 +107,7 @@ class Sentence:
     reasons: tuple[str, ...] = ()
     step: int = 0  # its number in a numbered list (0: a sentence)
     code: str = ""  # a command block after it, verbatim in a quote it names
+    instead_of: str = ""  # the model's sentence, when what is shown is the quote's own sentence it restates
 
     @property
     def shown(self) -> bool:
@@ -177,13 +182,14 @@ def _cut(quote: str) -> str:
     return quote if len(quote) <= MAX_QUOTE_CHARS else quote[: MAX_QUOTE_CHARS - 1] + "…"
 
 
-def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, model: str = "") -> Written:
-    """The reply checked: each sentence or step shown only when the quotes it names support it."""
+def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, model: str = "", *,
+               question: str) -> Written:
+    """The reply checked: each sentence or step shown only when the quotes it names support it, or, when they
+    only partly do, in the words of the quote's sentence it restates (`_in_quote_words`)."""
     if text.strip().upper().startswith(DECLINED):
         return Written(declined=True, raw=text, model=model, passages=tuple(passages))
     by_number = {p.number: p for p in passages}
-    shown: list[Sentence] = []
-    dropped: list[Sentence] = []
+    read: list[Sentence] = []  # every sentence in the order written, shown or not
     answer_word: Sentence | None = None  # a "No." written alone, waiting for the sentence after it
     for unit, step, code in _units(text, by_number)[:MAX_UNITS]:
         plain, cited = _numbered(unit)
@@ -192,17 +198,22 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
         held, answer_word = answer_word, None
         if _ANSWER_WORD.fullmatch(plain) and not step and not code:
             if held is not None:
-                dropped.append(held)
+                read.append(held)
             answer_word = Sentence(plain, tuple(n for n in cited if n in by_number), "says nothing", (_ALONE,))
             continue
         if held is not None and not step:  # "No." then "A self-hosted version …": read as one sentence
             plain = f"{held.text.rstrip('.!,:; ')}. {plain}"
         elif held is not None:
-            dropped.append(held)
-        (shown if (sentence := _checked(plain, cited, step, code, passages, checker)).shown else dropped).append(sentence)
+            read.append(held)
+        read.append(_checked(plain, cited, step, code, passages, checker))
     if answer_word is not None:
-        dropped.append(answer_word)
-    return Written(tuple(shown), tuple(dropped), raw=text, model=model, passages=tuple(passages))
+        read.append(answer_word)
+    for at, sentence in enumerate(read):  # after the whole reply: a quote's sentence never repeats a later one
+        if not sentence.shown:
+            others = [s for s in read if s.shown and s is not sentence]
+            read[at] = _in_quote_words(sentence, question, passages, checker, others) or sentence
+    return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
+                   passages=tuple(passages))
 
 
 def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: Sequence[Passage],
@@ -212,18 +223,15 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     A "Yes," or "No." it opens with is no claim the check can read: the rest is checked, and the word is shown only
     when the quote answers so itself (`_answered_so`); otherwise the sentence is shown without it.
     """
-    lead = _LEADING_ANSWER.match(plain)
-    said = plain[lead.end():] if lead else plain
-    said = said[:1].upper() + said[1:]
+    lead, said, checked = _said(plain)
     by_number = {p.number: p for p in passages}
     cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
-    checked = _REPORTED.sub("", said, count=1)  # what the sentence says, without "The docs state that"
     if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
         return Sentence(plain, cites, "unknown quote", ("it cites a quote number it was not given",), step, code)
     if not cites:  # a small model often leaves the numbers out: the fewest quotes that support it, if any
         cites, closest = _supporting(checked, passages, checker)
         if not cites:
-            return Sentence(plain, (), "names no quote", ("no quote supports it, and it names none", *closest),
+            return Sentence(plain, (), _NAMES_NONE, ("no quote supports it, and it names none", *closest),
                             step, code)
     quotes = [by_number[n].quote for n in cites]
     kept_code = code if code and any(code in q for q in quotes) else ""
@@ -238,6 +246,74 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     answer = _answered_so(lead.group(1), checked, quotes, checker)
     reasons += () if answer else (f"its “{lead.group(1)}” was left out: no quote it rests on answers so",)
     return Sentence(f"{answer} {said}" if answer else said, cites, support.status, reasons, step, kept_code)
+
+
+def _said(plain: str) -> tuple[re.Match[str] | None, str, str]:
+    """A sentence's leading "Yes,"/"No." (if any), the sentence without it, and what it says, the words the check
+    reads: without "The docs state that" too (a "does not mention" keeps its negation for the negation check)."""
+    lead = _LEADING_ANSWER.match(plain)
+    said = plain[lead.end():] if lead else plain
+    said = said[:1].upper() + said[1:]
+    return lead, said, _REPORTED.sub("", said, count=1)
+
+
+def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passage], checker: SupportChecker,
+                    shown: Sequence[Sentence]) -> Sentence | None:
+    """The quote's own sentence, shown in place of a sentence the quotes only partly support, when it says the same.
+
+    A small model restates a quote in words of its own ("1000px wide and 660px tall" for "the width to `1000px`
+    and the height to `660px`"), and the key-term test, rightly strict, drops it: the answer the visitor needed
+    goes missing while a side remark is shown. What the model meant is in a quote it was given, verified
+    verbatim, so that quote's sentence is shown instead, in the docs' words, when:
+
+    - the model's sentence agrees with that quote on numbers and negation (partly supported, not unsupported);
+    - it adds at least `MIN_TERMS` words or numbers to the question ("Yes, there is a usage cap on the MCP
+      server" says the question back; "Replays are billed per event", to "Are replays billed?", adds one word,
+      too little for a sentence on replaying events to say the same);
+    - the quote's sentence holds every number it states and `RESTATES` of what it adds;
+    - the quote's sentence is prose (no code block, list or table row) and not one the visitor already reads.
+
+    The model's words stay in the audit (`Sentence.instead_of`).
+    """
+    if sentence.status not in (PARTIAL, _NAMES_NONE) or sentence.code:
+        return None
+    _, _, claim = _said(sentence.text)
+    said_numbers = numbers(claim)
+    adds = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers: below
+    if len(adds) + len(said_numbers) < MIN_TERMS:
+        return None
+    taken = [key_terms(s.text) for s in shown]
+    best: tuple[int, str, Passage] | None = None
+    for passage in passages:
+        if sentence.passages and passage.number not in sentence.passages:
+            continue
+        if checker.check(claim, [passage.quote]).status != PARTIAL:
+            continue
+        for own in _prose_sentences(passage.quote):
+            terms = key_terms(own)
+            share = len(adds & terms) + len(said_numbers)
+            if not said_numbers <= numbers(own) or share < RESTATES * (len(adds) + len(said_numbers)):
+                continue
+            if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):
+                continue  # the visitor already reads it
+            if best is None or share > best[0]:
+                best = (share, own, passage)
+    if best is None or checker.check(best[1], [best[2].quote]).status != SUPPORTED:
+        return None
+    return Sentence(best[1], (best[2].number,), SUPPORTED,
+                    (f"shown in the words of quote [{best[2].number}]: the model's were partly supported "
+                     f"({'; '.join(sentence.reasons)})",), sentence.step, instead_of=sentence.text)
+
+
+def _prose_sentences(quote: str) -> list[str]:
+    """The sentences of a quote that read as prose on their own: no code block, list, or table row."""
+    starts = [*sentence_starts(quote), len(quote)]
+    out = []
+    for a, b in itertools.pairwise(starts):
+        own = quote[a:b].strip()
+        if own and "\n" not in own and " | " not in own and own.endswith(_SENTENCE_ENDS):
+            out.append(own)
+    return out
 
 
 # "Yes." or "No." said before a sentence, alone or in it: nothing the check can hold to a quote, so it is shown only
@@ -420,10 +496,10 @@ class Writer:
             return Written(model=self.model.name)
         model = self.model
         if isinstance(model, CitingModel):  # the provider's own citations: one reply, numbered by the provider
-            return self._read(lambda: model.cite(question, passages, thread), passages)
+            return self._read(lambda: model.cite(question, passages, thread), passages, question)
         messages = prompt(question, passages, thread)
         started = self.clock()
-        best = self._read(lambda: model.reply(messages), passages)
+        best = self._read(lambda: model.reply(messages), passages, question)
         took = self.clock() - started
         others: list[str] = []
         for sample in range(1, self.attempts):
@@ -431,13 +507,14 @@ class Writer:
             if not _worth_asking_again(best) or elapsed + took > min(self.again_within, self.deadline):
                 break
             left = self.deadline - elapsed
-            again = self._read(functools.partial(model.reply, messages, sample=sample, timeout=left), passages)
+            again = self._read(functools.partial(model.reply, messages, sample=sample, timeout=left), passages,
+                               question)
             if _score(again) > _score(best):
                 best, again = again, best
             others.append(again.raw or f"(no reply: {again.error})")
         return replace(best, others=tuple(others)) if others else best
 
-    def _read(self, ask: Callable[[], str], passages: tuple[Passage, ...]) -> Written:
+    def _read(self, ask: Callable[[], str], passages: tuple[Passage, ...], question: str) -> Written:
         from ..errors import DraftFormatError, GeneratorError
 
         try:
@@ -445,7 +522,7 @@ class Writer:
         except (GeneratorError, DraftFormatError) as exc:
             return Written(model=self.model.name, error=str(exc)[:300], raw=getattr(exc, "raw", ""),
                            passages=passages)
-        return read_reply(text, passages, self.checker, self.model.name)
+        return read_reply(text, passages, self.checker, self.model.name, question=question)
 
 
 def _worth_asking_again(written: Written) -> bool:
@@ -464,19 +541,22 @@ def _score(written: Written) -> tuple[int, int]:
 
 def written_json(written: Written, *, full: bool = False) -> dict[str, object]:
     data: dict[str, object] = {
-        "sentences": [_sentence_json(s) for s in written.sentences], "declined": written.declined,
+        "sentences": [_sentence_json(s, full) for s in written.sentences], "declined": written.declined,
         "model": written.model,
         "quotes": [{"number": p.number, "claim": p.claim} for p in written.passages],
     }
     if full:
-        data |= {"dropped": [_sentence_json(s) for s in written.dropped], "raw": written.raw, "error": written.error,
+        data |= {"dropped": [_sentence_json(s, full) for s in written.dropped], "raw": written.raw, "error": written.error,
                  "others": list(written.others)}
     return data
 
 
-def _sentence_json(sentence: Sentence) -> dict[str, object]:
-    return {"text": sentence.text, "quotes": list(sentence.passages), "status": sentence.status,
-            "reasons": list(sentence.reasons), "step": sentence.step, "code": sentence.code}
+def _sentence_json(sentence: Sentence, full: bool) -> dict[str, object]:
+    data: dict[str, object] = {"text": sentence.text, "quotes": list(sentence.passages), "status": sentence.status,
+                               "reasons": list(sentence.reasons), "step": sentence.step, "code": sentence.code}
+    if full and sentence.instead_of:  # the model's unchecked words: the audit's, never a visitor's
+        data["instead_of"] = sentence.instead_of
+    return data
 
 
 def written_from_json(data: object) -> Written | None:
@@ -487,7 +567,7 @@ def written_from_json(data: object) -> Written | None:
     def sentences(items: object) -> tuple[Sentence, ...]:
         return tuple(Sentence(str(s.get("text", "")), tuple(int(n) for n in s.get("quotes") or ()),
                               str(s.get("status", "")), tuple(str(r) for r in s.get("reasons") or ()),
-                              int(s.get("step") or 0), str(s.get("code", "")))
+                              int(s.get("step") or 0), str(s.get("code", "")), str(s.get("instead_of", "")))
                      for s in (items if isinstance(items, list) else []) if isinstance(s, dict))
 
     passages = tuple(Passage(int(p.get("number", 0)), "", "", int(p.get("claim", 0)))

@@ -96,7 +96,7 @@ def run_questions(answerer: Answerer, questions: list[dict[str, Any]]) -> tuple[
             claims=[{"text": c.text, "status": c.status, "citations": [
                 {"handle": x.handle, "chunk_id": x.chunk_id, "quote": x.quote, "url": x.url} for x in c.citations]}
                 for c in answer.claims],
-            written=[{"text": w.text, "passages": list(w.passages), "code": w.code}
+            written=[{"text": w.text, "passages": list(w.passages), "code": w.code, "instead_of": w.instead_of}
                      for w in (written.sentences if written is not None and written.shown else ())],
             written_dropped=[{"text": w.text, "passages": list(w.passages), "status": w.status, "reasons": list(w.reasons)}
                              for w in (written.dropped if written is not None else ())],

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from answer.contract.record import from_json, to_json
 from answer.contract.support import DeterministicChecker
-from answer.contract.written import DECLINED, Passage, Writer, passages_of, prompt, read_reply
+from answer.contract.written import (
+    DECLINED,
+    Passage,
+    Writer,
+    passages_of,
+    prompt,
+    read_reply,
+    written_from_json,
+    written_json,
+)
 from answer.errors import GeneratorError
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.features import AnswerExtractor
@@ -23,6 +32,7 @@ from tests.unit.test_outcomes import EXPORT, RETENTION, Fixed
 CHECK = DeterministicChecker()
 RETAINED = Passage(1, "Events are retained for 30 days on every plan.", "Retention", 0)
 REPLAY = Passage(2, "Retained events can be replayed from the dashboard.", "Retention", 0)
+ASKED = "How long are events kept?"  # the question the scripted replies answer, unless a test asks its own
 INSTALL = Passage(3, "Install the CLI with Homebrew:\n\n```bash\nbrew install ferry\n```", "CLI › Install", 1)
 
 
@@ -47,7 +57,7 @@ class Scripted:
 
 def test_a_sentence_is_shown_only_when_the_quotes_it_names_support_it():
     written = read_reply("Events are kept for 30 days on every plan [1]. Events are kept for 90 days [1]. "
-                         "Replays are billed per event.", [RETAINED, REPLAY], CHECK)
+                         "Replays are billed per event.", [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [s.text for s in written.sentences] == ["Events are kept for 30 days on every plan."]
     assert written.sentences[0].passages == (1,)
     dropped = {s.text: s for s in written.dropped}
@@ -56,7 +66,7 @@ def test_a_sentence_is_shown_only_when_the_quotes_it_names_support_it():
 
 
 def test_a_dropped_sentence_naming_no_quote_tells_the_audit_how_the_closest_quote_fell_short():
-    written = read_reply("Replays are billed per event.", [RETAINED, REPLAY], CHECK)
+    written = read_reply("Replays are billed per event.", [RETAINED, REPLAY], CHECK, question=ASKED)
     [dropped] = written.dropped
     assert dropped.reasons[0] == "no quote supports it, and it names none"
     assert dropped.reasons[1] == "partly supported by [2]: some claim terms not in the quotes: billed"
@@ -66,7 +76,7 @@ def test_a_sentence_giving_one_plan_the_number_the_quote_gives_another_is_not_sh
     plans = Passage(1, "On Growth plans you can set the timeout to any value from 5 to 30 seconds. On Free and "
                        "Starter plans the timeout is fixed at 15 seconds.", "Timeouts", 0)
     written = read_reply("Yes, you can set the timeout on the Starter plan to any value from 5 to 30 seconds [1]. "
-                         "On Starter plans the timeout is fixed at 15 seconds [1].", [plans], CHECK)
+                         "On Starter plans the timeout is fixed at 15 seconds [1].", [plans], CHECK, question=ASKED)
     assert [s.text for s in written.sentences] == ["On Starter plans the timeout is fixed at 15 seconds."]
     assert written.dropped[0].status == "unsupported"
     assert written.dropped[0].reasons == ("the quotes do not give 5 for Starter",)
@@ -74,7 +84,7 @@ def test_a_sentence_giving_one_plan_the_number_the_quote_gives_another_is_not_sh
 
 def test_a_sentence_without_numbers_rests_on_the_one_quote_that_supports_it():
     """Small models often leave the numbers out; the checker, not the model, then names the quote."""
-    written = read_reply("Retained events can be replayed from the dashboard.", [RETAINED, REPLAY], CHECK)
+    written = read_reply("Retained events can be replayed from the dashboard.", [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in written.sentences] == [
         ("Retained events can be replayed from the dashboard.", (2,))]
 
@@ -83,50 +93,50 @@ def test_a_sentence_without_numbers_that_no_quote_supports_alone_rests_on_the_fe
     """"Retained events are kept 30 days and can be replayed …" needs both quotes: it names both, and only them."""
     sentence = "Retained events are kept for 30 days and can be replayed from the dashboard."
     assert all(CHECK.check(sentence, [p.quote]).status != "supported" for p in (RETAINED, REPLAY, INSTALL))
-    written = read_reply(sentence, [INSTALL, RETAINED, REPLAY], CHECK)
+    written = read_reply(sentence, [INSTALL, RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in written.sentences] == [(sentence, (1, 2))]
     wrong = read_reply("Retained events are kept for 90 days and can be replayed from the dashboard.",
-                       [INSTALL, RETAINED, REPLAY], CHECK)  # no quote, alone or together, states 90 days
+                       [INSTALL, RETAINED, REPLAY], CHECK, question=ASKED)  # no quote, alone or together, states 90 days
     assert not written.dropped and not wrong.sentences and wrong.dropped[0].status == "names no quote"
 
 
 def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
     written = read_reply("Retained events are replayed from the dashboard. [2]\nEvents are retained for 30 days and "
                          "can be replayed [1][2]. Retained events can be replayed for 30 days. [1] [2]",
-                         [RETAINED, REPLAY], CHECK)
+                         [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in written.sentences] == [
         ("Retained events are replayed from the dashboard.", (2,)),
         ("Events are retained for 30 days and can be replayed.", (1, 2)),
         ("Retained events can be replayed for 30 days.", (1, 2))]
     # the numbers after the period are the sentence's: it is checked against the quote it names, not any other
     named = read_reply("Events are retained for 30 days. [2][1]\nEvents are retained for 30 days. [2]",
-                       [RETAINED, REPLAY], CHECK)
+                       [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in named.sentences] == [("Events are retained for 30 days.", (2, 1))]
     assert [(s.passages, s.status) for s in named.dropped] == [((2,), "unsupported")]
     # a number between two sentences may close one or open the other: each rests on the quotes that support it
     for reply in ("Events are retained for 30 days. [2] Retained events can be replayed from the dashboard.",
                   "Events are retained for 30 days. [1] Retained events can be replayed from the dashboard."):
-        between = read_reply(reply, [RETAINED, REPLAY], CHECK)
+        between = read_reply(reply, [RETAINED, REPLAY], CHECK, question=ASKED)
         assert [(s.text, s.passages) for s in between.sentences] == [
             ("Events are retained for 30 days.", (1,)), ("Retained events can be replayed from the dashboard.", (2,))]
     # … unless it names a quote the model was not given: then neither sentence is shown
     unknown = read_reply("Events are retained for 30 days. [7] Retained events can be replayed from the dashboard.",
-                         [RETAINED, REPLAY], CHECK)
+                         [RETAINED, REPLAY], CHECK, question=ASKED)
     assert not unknown.sentences and {s.status for s in unknown.dropped} == {"unknown quote"}
     # brackets in code are code: "`argv[1]`" names no quote and keeps its index
     code = read_reply("Retained events can be replayed from the dashboard with `replay[0]` [2].", [RETAINED, REPLAY],
-                      CHECK)
+                      CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in code.dropped + code.sentences] == [
         ("Retained events can be replayed from the dashboard with `replay[0]`.", (2,))]
     # numbers closed by a period of their own are the sentence's before them, on its line or on the next
     for reply in ("Events are retained for 30 days on every plan. [2]. Retained events can be replayed.",
                   "Events are retained for 30 days on every plan.\n[2]."):
-        closed = read_reply(reply, [RETAINED, REPLAY], CHECK)
+        closed = read_reply(reply, [RETAINED, REPLAY], CHECK, question=ASKED)
         assert ("Events are retained for 30 days on every plan.", (2,), "unsupported") in [
             (s.text, s.passages, s.status) for s in closed.dropped], closed
         assert all(s.text.strip(" .") for s in closed.sentences + closed.dropped)  # no "." unit of its own
     # a period the model writes after the numbers as well is not shown twice
-    closing = read_reply("Retained events can be replayed from the dashboard. [2].", [RETAINED, REPLAY], CHECK)
+    closing = read_reply("Retained events can be replayed from the dashboard. [2].", [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in closing.sentences] == [
         ("Retained events can be replayed from the dashboard.", (2,))]
 
@@ -134,11 +144,11 @@ def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
 def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_its_quote():
     reply = ("1. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry\n```\n"
              "2. Install the CLI with Homebrew [3]:\n```bash\nbrew install ferry --force\n```")
-    written = read_reply(reply, [INSTALL], CHECK)
+    written = read_reply(reply, [INSTALL], CHECK, question=ASKED)
     assert [(s.step, s.code) for s in written.sentences] == [(1, "brew install ferry")]
     [rewritten] = written.dropped  # its command was not the quote's, and a colon with nothing after it is not shown
     assert rewritten.step == 2 and rewritten.reasons == ("it introduces a command or list it does not give",)
-    kept = read_reply("1. Install the CLI with Homebrew [3].\n```bash\nbrew install ferry --force\n```", [INSTALL], CHECK)
+    kept = read_reply("1. Install the CLI with Homebrew [3].\n```bash\nbrew install ferry --force\n```", [INSTALL], CHECK, question=ASKED)
     assert [(s.step, s.code) for s in kept.sentences] == [(1, "")]
     assert "a command not copied from the quotes it names was left out" in kept.sentences[0].reasons
 
@@ -146,38 +156,38 @@ def test_steps_keep_their_numbers_and_a_command_is_kept_only_when_copied_from_it
 def test_a_fence_opened_at_the_end_of_a_sentence_is_its_command_not_prose():
     """A small model writes "Run the command ```bash" on one line: shown as written, the page read "```bash" as a
     sentence and the command as another."""
-    written = read_reply("Install the CLI with Homebrew ```bash\nbrew install ferry\n```", [INSTALL], CHECK)
+    written = read_reply("Install the CLI with Homebrew ```bash\nbrew install ferry\n```", [INSTALL], CHECK, question=ASKED)
     assert [(s.text, s.code) for s in written.sentences] == [("Install the CLI with Homebrew", "brew install ferry")]
     assert not written.dropped
-    inline = read_reply("Install the CLI with ```brew install ferry``` [3].", [INSTALL], CHECK)
+    inline = read_reply("Install the CLI with ```brew install ferry``` [3].", [INSTALL], CHECK, question=ASKED)
     assert [s.code for s in inline.sentences + inline.dropped] == [""]  # opened and closed on its line: inline
     ending = read_reply("Install the CLI with ```brew install ferry```\nRetained events can be replayed from the "
-                        "dashboard [2].", [INSTALL, REPLAY], CHECK)  # an inline span ending its line opens nothing
+                        "dashboard [2].", [INSTALL, REPLAY], CHECK, question=ASKED)  # an inline span ending its line opens nothing
     assert "Retained events can be replayed from the dashboard." in [s.text for s in ending.sentences]
     longer = read_reply("Install the CLI with Homebrew ````bash\nbrew install ferry\n````\nRetained events can be "
-                        "replayed from the dashboard [2].", [INSTALL, REPLAY], CHECK)  # a four-backtick fence
+                        "replayed from the dashboard [2].", [INSTALL, REPLAY], CHECK, question=ASKED)  # a four-backtick fence
     assert [(s.text, s.code) for s in longer.sentences] == [("Install the CLI with Homebrew", "brew install ferry"),
                                                            ("Retained events can be replayed from the dashboard.", "")]
 
 
 def test_bold_markers_are_not_shown_and_a_bold_label_introducing_nothing_is_dropped():
     written = read_reply("**Replay from the dashboard:**\nRetained events can be **replayed** from the dashboard [2].",
-                         [RETAINED, REPLAY], CHECK)
+                         [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [s.text for s in written.sentences] == ["Retained events can be replayed from the dashboard."]
     assert [s.text for s in written.dropped] == ["Replay from the dashboard:"]
-    files = read_reply("Rename __init__.py files and match *.md and *.mdx files [1].", [RETAINED], CHECK)
+    files = read_reply("Rename __init__.py files and match *.md and *.mdx files [1].", [RETAINED], CHECK, question=ASKED)
     assert [s.text for s in files.sentences + files.dropped] == ["Rename __init__.py files and match *.md and *.mdx files."]
-    code = read_reply("Run `ls *retained*` to list **retained** events [1].", [RETAINED], CHECK)
+    code = read_reply("Run `ls *retained*` to list **retained** events [1].", [RETAINED], CHECK, question=ASKED)
     assert [s.text for s in code.sentences + code.dropped] == ["Run `ls *retained*` to list retained events."]
     across = read_reply("**Events are retained for 30 days on every plan [1]. Retained events can be replayed from the "
-                        "dashboard [2].**", [RETAINED, REPLAY], CHECK)  # bold over two sentences: both markers go
+                        "dashboard [2].**", [RETAINED, REPLAY], CHECK, question=ASKED)  # bold over two sentences: both markers go
     assert [s.text for s in across.sentences] == ["Events are retained for 30 days on every plan.",
                                                   "Retained events can be replayed from the dashboard."]
 
 
 def test_a_sentence_that_says_nothing_checkable_or_introduces_what_it_does_not_give_is_not_shown():
     written = read_reply("Here's how you can do it [1]:\nYes [1].\nRetained events can be replayed from the "
-                         "dashboard [2]:", [RETAINED, REPLAY], CHECK)
+                         "dashboard [2]:", [RETAINED, REPLAY], CHECK, question=ASKED)
     assert written.sentences == ()
     assert [(s.text, s.reasons) for s in written.dropped] == [
         ("Here's how you can do it:", ("it introduces a command or list it does not give",)),
@@ -192,35 +202,35 @@ def test_a_yes_or_no_is_shown_only_when_the_quote_the_sentence_rests_on_answers_
     """The 1.5B model writes "No." as a sentence of its own, and "Yes," before a sentence whose quote says no."""
     said = "A self-hosted version of Ferrydeck is not available at this time"
     for reply in (f"No. {said} [3].", f"No, {said.lower()[0]}{said[1:]} [3].", f"No [3]. {said} [3]."):
-        written = read_reply(reply, [RETAINED, FAQ], CHECK)
+        written = read_reply(reply, [RETAINED, FAQ], CHECK, question=ASKED)
         assert [s.text for s in written.sentences] == [f"No. {said}."], reply
         assert written.sentences[0].passages == (3,) and written.dropped == ()
     for reply in (f"Yes. {said} [3].", f"Yes, {said.lower()[0]}{said[1:]} [3]."):  # the model's guess
-        guessed = read_reply(reply, [RETAINED, FAQ], CHECK)
+        guessed = read_reply(reply, [RETAINED, FAQ], CHECK, question=ASKED)
         assert [s.text for s in guessed.sentences] == [f"{said}."], reply
         assert guessed.sentences[0].reasons == ("its “Yes” was left out: no quote it rests on answers so",)
-    wrong = read_reply("Yes, events are retained for 90 days [1].", [RETAINED, FAQ], CHECK)  # dropped as written
+    wrong = read_reply("Yes, events are retained for 90 days [1].", [RETAINED, FAQ], CHECK, question=ASKED)  # dropped as written
     assert wrong.sentences == () and [s.text for s in wrong.dropped] == ["Yes, events are retained for 90 days."]
-    elsewhere = read_reply("No. Events are retained for 30 days [1].", [RETAINED, FAQ], CHECK)  # a quote with no "No."
+    elsewhere = read_reply("No. Events are retained for 30 days [1].", [RETAINED, FAQ], CHECK, question=ASKED)  # a quote with no "No."
     assert [s.text for s in elsewhere.sentences] == ["Events are retained for 30 days."]
-    alone = read_reply("No.", [RETAINED, FAQ], CHECK)
+    alone = read_reply("No.", [RETAINED, FAQ], CHECK, question=ASKED)
     assert alone.sentences == () and [s.text for s in alone.dropped] == ["No."]
     for opening in ("No self-hosted version", "No-cache headers mean a self-hosted version",
                     "Nothing self-hosted: a self-hosted version"):  # "No" as a word of the sentence answers nothing
         quote = Passage(4, f"{opening} of Ferrydeck is not available at this time.", "FAQ", 0)
-        written = read_reply(f"No. {opening} of Ferrydeck is not available at this time [4].", [quote], CHECK)
+        written = read_reply(f"No. {opening} of Ferrydeck is not available at this time [4].", [quote], CHECK, question=ASKED)
         assert [s.text for s in written.sentences] == [f"{opening} of Ferrydeck is not available at this time."]
 
 
 def test_a_quote_s_yes_answers_only_the_sentence_right_after_it():
     """The "Yes." of an FAQ answers its own first sentence, not another quote's, nor a later sentence of its own."""
     replay = Passage(5, "Yes. Retained events can be replayed from the dashboard.", "FAQ", 0)
-    both = read_reply("Yes. Events are retained for 30 days on every plan [1][5].", [RETAINED, replay], CHECK)
+    both = read_reply("Yes. Events are retained for 30 days on every plan [1][5].", [RETAINED, replay], CHECK, question=ASKED)
     assert [s.text for s in both.sentences] == ["Events are retained for 30 days on every plan."]
     later = Passage(6, "Yes. Self-hosting is available on the Enterprise plan. Events are kept for 30 days.", "FAQ", 0)
-    second = read_reply("Yes. Events are kept for 30 days [6].", [later], CHECK)
+    second = read_reply("Yes. Events are kept for 30 days [6].", [later], CHECK, question=ASKED)
     assert [s.text for s in second.sentences] == ["Events are kept for 30 days."]
-    first = read_reply("Yes. Self-hosting is available on the Enterprise plan [6].", [later], CHECK)
+    first = read_reply("Yes. Self-hosting is available on the Enterprise plan [6].", [later], CHECK, question=ASKED)
     assert [s.text for s in first.sentences] == ["Yes. Self-hosting is available on the Enterprise plan."]
 
 
@@ -228,18 +238,18 @@ def test_a_sentence_reporting_what_the_docs_say_is_checked_on_what_it_reports():
     written = read_reply("The documentation states that retained events can be replayed from the dashboard [2]. "
                          "According to the docs, events are retained for 90 days [1]. "
                          "The docs do not say that events are retained for 30 days on every plan [1].",
-                         [RETAINED, REPLAY], CHECK)
+                         [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [s.text for s in written.sentences] == [
         "The documentation states that retained events can be replayed from the dashboard."]
     assert [s.reasons[0] for s in written.dropped] == ["number not in the quotes: 90 day",
                                                         "negation differs between claim and quotes"]
     framed = read_reply("According to the docs for the Free plan only, retained events can be replayed from the "
-                        "dashboard [2].", [RETAINED, REPLAY], CHECK)  # a frame carrying its own facts is checked whole
+                        "dashboard [2].", [RETAINED, REPLAY], CHECK, question=ASKED)  # a frame carrying its own facts is checked whole
     assert framed.sentences == () and "free" in framed.dropped[0].reasons[0]
 
 
 def test_the_model_saying_the_quotes_do_not_answer_is_a_decline():
-    written = read_reply(f"{DECLINED}.", [RETAINED], CHECK)
+    written = read_reply(f"{DECLINED}.", [RETAINED], CHECK, question=ASKED)
     assert written.declined and not written.shown and not written.sentences
 
 
@@ -341,7 +351,7 @@ def test_the_api_gives_the_written_sentences_and_the_quotes_they_name():
     assert "raw" not in data["written"]  # the raw reply and the dropped sentences are the audit's
 
 
-def test_a_paraphrase_that_moves_a_number_to_another_plan_is_not_shown():
+def test_a_paraphrase_that_moves_a_number_to_another_plan_is_not_shown_in_its_words():
     """Found measuring the local 1.5B model: at the claims' 80 % of key terms this false sentence passed."""
     from answer.services import build_writer
     from web.settings import Settings
@@ -350,22 +360,25 @@ def test_a_paraphrase_that_moves_a_number_to_another_plan_is_not_shown():
     assert writer is not None
     unused = Passage(1, "To get money back for unused months, ask for a refund within 30 days of the charge; "
                         "see Refunds.", "Plans › Annual billing", 0)
+    asked = "Can I get my money back on a monthly subscription?"
     written = read_reply("You have 30 days to ask for your money back on a monthly subscription [1].", [unused],
-                         writer.checker)
-    assert not written.sentences and written.dropped[0].status != "supported"
+                         writer.checker, question=asked)
+    # the model's words are not shown: the quote's own sentence is, scoped by its heading on the chip beside it
+    assert [(s.text, s.instead_of) for s in written.sentences] == [
+        (unused.quote, "You have 30 days to ask for your money back on a monthly subscription.")]
     assert read_reply("You have 30 days to ask for your money back on a monthly subscription [1].", [unused],
-                      CHECK).sentences  # the claims' threshold would have shown it
+                      CHECK, question=ASKED).sentences[0].instead_of == ""  # the claims' threshold would have shown it
 
 
 def test_a_sentence_citing_a_quote_it_was_not_given_is_not_shown_even_if_true():
-    written = read_reply("Events are retained for 30 days on every plan [7].", [RETAINED], CHECK)
+    written = read_reply("Events are retained for 30 days on every plan [7].", [RETAINED], CHECK, question=ASKED)
     assert not written.sentences and written.dropped[0].status == "unknown quote"
 
 
 def test_a_changed_number_or_a_dropped_not_is_not_shown():
     kept = Passage(1, "Deleted endpoints are not restored.", "Endpoints", 0)
     written = read_reply("Deleted endpoints are restored [1]. Events are retained for 60 days on every plan [2].",
-                         [kept, Passage(2, RETAINED.quote, RETAINED.where, 0)], CHECK)
+                         [kept, Passage(2, RETAINED.quote, RETAINED.where, 0)], CHECK, question=ASKED)
     assert written.sentences == ()
     reasons = " ".join(r for s in written.dropped for r in s.reasons)
     assert "negation differs" in reasons and "number not in the quotes: 60" in reasons
@@ -425,7 +438,7 @@ def test_a_sentence_resting_on_a_claims_second_quote_links_that_quote_not_the_fi
     claim = Claim("Events are kept 30 days and exported as CSV.", "supported",
                   (cite("c1", RETENTION, first), cite("c2", export, export.text)))
     passages = passages_of((claim,))
-    written = read_reply("Export retained events as CSV from the Events page [2].", passages, CHECK)
+    written = read_reply("Export retained events as CSV from the Events page [2].", passages, CHECK, question=ASKED)
     answer = Answer("a1", rset.question, "answered", (claim,), rset, written=written)
     [line] = turn_view(answer, SiteConfig(), "t1").written
     [(number, href)] = line.refs
@@ -515,3 +528,47 @@ def test_the_audit_shows_the_reply_kept_and_every_other_attempt():
     section = page[page.index("<h2>Written answer</h2>"):page.index("Verification, attempt by attempt")]
     assert "The model's reply (the one kept of 2)" in section and RIGHT in section
     assert "Another attempt, not kept" in section and WRONG in section
+
+
+PREVIEW = Passage(1, "Previews are built on every push. By default, a preview opens `1000px` wide and `660px` "
+                     "high.", "Previews › Size", 0)
+SIZE = "How big is a preview if I never pass a size?"
+
+
+def test_a_restated_sentence_the_quotes_only_partly_support_is_shown_in_the_quotes_own_sentence():
+    """Measured with the local 1.5B model: "1000px wide and 660px tall" for "the width to `1000px` and the height
+    to `660px`" was dropped, and the written answer was a side remark. What it meant is the quote's sentence."""
+    written = read_reply("A preview is 1000px across and 660px tall by default [1]. Previews are built on every push "
+                         "[1].", [PREVIEW], CHECK, question=SIZE)
+    [restated, pushed] = written.sentences
+    assert restated.text == "By default, a preview opens `1000px` wide and `660px` high."
+    assert restated.text in PREVIEW.quote and restated.passages == (1,)
+    assert restated.instead_of == "A preview is 1000px across and 660px tall by default."
+    assert "partly supported" in restated.reasons[0] and not written.dropped
+    assert pushed.text == "Previews are built on every push." and pushed.instead_of == ""
+    unnumbered = read_reply("A preview is 1000px across and 660px tall by default.", [RETAINED, PREVIEW], CHECK,
+                            question=SIZE)  # a sentence naming no quote is matched to the quote that partly holds it
+    assert [(s.text, s.passages) for s in unnumbered.sentences] == [(restated.text, (1,))]
+
+
+def test_a_sentence_is_not_shown_in_a_quotes_words_when_it_says_something_else_or_nothing_new():
+    said_back = read_reply("Yes, a preview has a default size [1].", [PREVIEW], CHECK, question=SIZE)
+    other_number = read_reply("A preview opens 1200px wide and 660px high [1].", [PREVIEW], CHECK, question=SIZE)
+    negated = read_reply("A preview never opens 1000px wide and 660px high [1].", [PREVIEW], CHECK, question=SIZE)
+    for written in (said_back, other_number, negated):
+        assert not written.sentences and written.dropped[0].instead_of == ""
+    twice = read_reply("By default, a preview opens `1000px` wide and `660px` high [1]. It is 1000px across and "
+                       "660px tall [1].", [PREVIEW], CHECK, question=SIZE)
+    assert [s.text for s in twice.sentences] == ["By default, a preview opens `1000px` wide and `660px` high."]  # the visitor already reads it: not twice
+    assert twice.dropped[0].text == "It is 1000px across and 660px tall."
+    before = read_reply("It is 1000px across and 660px tall [1]. By default, a preview opens `1000px` wide and "
+                        "`660px` high [1].", [PREVIEW], CHECK, question=SIZE)  # nor when the model says it later
+    assert [s.text for s in before.sentences] == [s.text for s in twice.sentences]
+
+
+def test_the_audit_keeps_the_models_words_beside_the_quotes_sentence_shown():
+    written = read_reply("A preview is 1000px across and 660px tall by default [1].", [PREVIEW], CHECK, question=SIZE)
+    again = written_from_json(written_json(written, full=True))
+    assert again is not None and again.sentences == written.sentences
+    assert again.sentences[0].instead_of == "A preview is 1000px across and 660px tall by default."
+    assert "1000px across" not in str(written_json(written))  # what visitors receive: the quote's words only
