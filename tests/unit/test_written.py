@@ -572,3 +572,15 @@ def test_the_audit_keeps_the_models_words_beside_the_quotes_sentence_shown():
     assert again is not None and again.sentences == written.sentences
     assert again.sentences[0].instead_of == "A preview is 1000px across and 660px tall by default."
     assert "1000px across" not in str(written_json(written))  # what visitors receive: the quote's words only
+
+
+def test_a_sentence_shown_in_the_quotes_words_reaches_the_page_and_the_api_and_the_model_s_words_only_the_audit():
+    reply = "Whatever your plan, events stay for 30 days [1]."
+    client = _app(Scripted(reply, reply), identity_header="X-Groups")
+    data = client.post("/api/ask", json={"question": "How long are events retained?"}).json()
+    assert [s["text"] for s in data["written"]["sentences"]] == ["Events are retained for 30 days on every plan."]
+    assert "stay for" not in str(data)
+    page = client.get(f"/answers/{data['answer_id']}", headers={"X-Groups": "staff"}).text
+    section = page[page.index("<h2>Written answer</h2>"):page.index("Verification, attempt by attempt")]
+    assert "The model wrote: Whatever your plan, events stay for 30 days." in section
+    assert "shown in the words of quote [1]" in section
