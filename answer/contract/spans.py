@@ -229,7 +229,7 @@ def _items(block: str, base: int, number: int) -> list[Unit]:
 
 
 def _sentences(segment: str, base: int, number: int, kind: str, first_position: int) -> list[Unit]:
-    cuts = [0, *(at for at in sentence_starts(segment) if at and not _inside_code(segment, at)), len(segment)]
+    cuts = [0, *(at for at in sentence_starts(segment) if at and not inside_code(segment, at)), len(segment)]
     out: list[Unit] = []
     for a, b in pairwise(cuts):
         piece = segment[a:b]
@@ -255,6 +255,6 @@ def _too_short(sentence: str) -> bool:
     return len(without_markup(sentence).strip()) < MIN_QUOTE_CHARS
 
 
-def _inside_code(text: str, at: int) -> bool:
+def inside_code(text: str, at: int) -> bool:
     """True when position `at` is inside a `code span` (an odd number of backticks before it)."""
     return text.count("`", 0, at) % 2 == 1

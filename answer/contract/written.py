@@ -9,8 +9,10 @@ most a few sentences, each ending in the numbers of the quotes it rests on.
 
 Every sentence is a claim. It is shown only when the support checker (the
 same numbers, negations and key terms test the claims pass) finds it
-supported by the quotes it names; a sentence naming no quote, or one the
-quotes do not support, is dropped and kept for the audit. A command block the
+supported by the quotes it names; one they only partly support may be shown
+as the quote's own sentence it restates (`_in_quote_words`); any other
+sentence naming no quote, or one the quotes do not support, is dropped and
+kept for the audit. A command block the
 model writes is kept only when its text is verbatim in a quote it may rest on.
 The written answer never changes the outcome: refusals and Related passages
 never reach the model, and a reply saying the quotes do not answer
@@ -41,10 +43,10 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from ingest.mdx import FENCE_LINE
-from ingest.text import key_terms
+from ingest.text import NAME_IN_SENTENCE, TERM_STOPWORDS, key_terms, stem
 
-from .spans import sentence_starts
-from .support import PARTIAL, SUPPORTED, Support, SupportChecker, numbers
+from .spans import inside_code, sentence_starts
+from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker, numbers
 from .verify import Claim
 
 DECLINED = "NOT ANSWERED"
@@ -64,6 +66,8 @@ _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 _NAMES_NONE = "names no quote"
 SAME_SENTENCE = 0.8  # share of a quote's sentence's key terms a shown sentence already uses: it says the same
 _DIGIT = re.compile(r"\d")
+_RESTATED = DeterministicChecker(partial_at=0.5)  # a model's sentence against the one quote sentence it may borrow
+_ITEM = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")  # a list item's marker, not part of its sentence
 RESTATES = 0.6  # share of what a sentence adds to the question (words and numbers) a quote's sentence must hold
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
@@ -211,7 +215,7 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     for at, sentence in enumerate(read):  # after the whole reply: a quote's sentence never repeats a later one
         if not sentence.shown:
             others = [s for s in read if s.shown and s is not sentence]
-            read[at] = _in_quote_words(sentence, question, passages, checker, others) or sentence
+            read[at] = _in_quote_words(sentence, question, passages, others) or sentence
     return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
                    passages=tuple(passages))
 
@@ -257,61 +261,76 @@ def _said(plain: str) -> tuple[re.Match[str] | None, str, str]:
     return lead, said, _REPORTED.sub("", said, count=1)
 
 
-def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passage], checker: SupportChecker,
+def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passage],
                     shown: Sequence[Sentence]) -> Sentence | None:
     """The quote's own sentence, shown in place of a sentence the quotes only partly support, when it says the same.
 
     A small model restates a quote in words of its own ("1000px wide and 660px tall" for "the width to `1000px`
     and the height to `660px`"), and the key-term test, rightly strict, drops it: the answer the visitor needed
     goes missing while a side remark is shown. What the model meant is in a quote it was given, verified
-    verbatim, so that quote's sentence is shown instead, in the docs' words, when:
+    verbatim, so one sentence of that quote is shown instead, in the docs' words, when:
 
-    - the model's sentence agrees with that quote on numbers and negation (partly supported, not unsupported);
-    - it adds at least `MIN_TERMS` words or numbers to the question ("Yes, there is a usage cap on the MCP
-      server" says the question back; "Replays are billed per event", to "Are replays billed?", adds one word,
-      too little for a sentence on replaying events to say the same);
-    - the quote's sentence holds every number it states and `RESTATES` of what it adds;
-    - the quote's sentence is prose (no code block, list or table row) and not one the visitor already reads.
+    - the model's sentence adds at least `MIN_TERMS` words or numbers to the question ("Yes, there is a usage
+      cap on the MCP server" says the question back, and borrows nothing);
+    - that one sentence partly supports it by the deterministic test (`_RESTATED`): every number, each beside
+      the name the sentence gives it, the same negation (a "No, deleted events are not exported" never borrows
+      "Events can be exported as CSV"), and half its key terms;
+    - it holds every name the model's sentence shares with the question or the quote ("30 days on the Free
+      tier" never borrows "30 days on paid plans") and `RESTATES` of the words and numbers the model's sentence
+      adds to the question;
+    - it is prose (no code block, list item or table row, no cut inside a code span) the visitor does not
+      already read.
 
-    The model's words stay in the audit (`Sentence.instead_of`).
+    The deterministic test, not the configured checker, so a model judge is never called again here. The
+    model's words stay in the audit (`Sentence.instead_of`); visitors get the quote's sentence only.
     """
     if sentence.status not in (PARTIAL, _NAMES_NONE) or sentence.code:
         return None
     _, _, claim = _said(sentence.text)
-    said_numbers = numbers(claim)
-    adds = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers: below
-    if len(adds) + len(said_numbers) < MIN_TERMS:
+    words = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers apart
+    said = numbers(claim) - numbers(question)
+    if len(words) + len(said) < MIN_TERMS:
         return None
     taken = [key_terms(s.text) for s in shown]
     best: tuple[int, str, Passage] | None = None
     for passage in passages:
         if sentence.passages and passage.number not in sentence.passages:
             continue
-        if checker.check(claim, [passage.quote]).status != PARTIAL:
-            continue
+        names = _names(claim) & (_names(question) | _names(passage.quote))
         for own in _prose_sentences(passage.quote):
             terms = key_terms(own)
-            share = len(adds & terms) + len(said_numbers)
-            if not said_numbers <= numbers(own) or share < RESTATES * (len(adds) + len(said_numbers)):
+            share = len(words & terms) + len(said & numbers(own))
+            if share < RESTATES * (len(words) + len(said)) or not names <= _names(own):
+                continue
+            if _RESTATED.check(claim, [own]).status == UNSUPPORTED:
                 continue
             if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):
                 continue  # the visitor already reads it
             if best is None or share > best[0]:
                 best = (share, own, passage)
-    if best is None or checker.check(best[1], [best[2].quote]).status != SUPPORTED:
+    if best is None:
         return None
-    return Sentence(best[1], (best[2].number,), SUPPORTED,
-                    (f"shown in the words of quote [{best[2].number}]: the model's were partly supported "
-                     f"({'; '.join(sentence.reasons)})",), sentence.step, instead_of=sentence.text)
+    _, own, passage = best
+    return Sentence(_unemphasized(own), (passage.number,), SUPPORTED,
+                    (f"shown in the words of quote [{passage.number}]: the model's sentence was partly supported",),
+                    sentence.step, instead_of=sentence.text)
+
+
+def _names(text: str) -> set[str]:
+    """The capitalized names a text uses inside its sentences ("the Free plan"), stemmed: a plan, product or
+    place a sentence is about."""
+    return {stem(name.lower()) for name in NAME_IN_SENTENCE.findall(text)} - TERM_STOPWORDS
 
 
 def _prose_sentences(quote: str) -> list[str]:
-    """The sentences of a quote that read as prose on their own: no code block, list, or table row."""
-    starts = [*sentence_starts(quote), len(quote)]
+    """The sentences of a quote that read as prose on their own, a list item's without its marker: no code block,
+    table row, quoted block or link, and never cut inside a `code span` (the segmenter does not know Markdown)."""
+    starts = [at for at in sentence_starts(quote) if not inside_code(quote, at)]
     out = []
-    for a, b in itertools.pairwise(starts):
-        own = quote[a:b].strip()
-        if own and "\n" not in own and " | " not in own and own.endswith(_SENTENCE_ENDS):
+    for a, b in itertools.pairwise([*starts, len(quote)]):
+        own = _ITEM.sub("", quote[a:b].strip(), count=1)
+        if (own.endswith(_SENTENCE_ENDS) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
+                and "|" not in own and not own.startswith(">")):
             out.append(own)
     return out
 
@@ -526,15 +545,18 @@ class Writer:
 
 
 def _worth_asking_again(written: Written) -> bool:
-    """A reply the checker cut (a sentence dropped, or nothing shown); never a decline or a failure."""
-    return not written.declined and not written.error and bool(written.dropped or not written.sentences)
+    """A reply the checker cut (a sentence dropped or shown in a quote's words, or nothing shown); never a decline
+    or a failure."""
+    cut = written.dropped or not written.sentences or any(s.instead_of for s in written.sentences)
+    return not written.declined and not written.error and bool(cut)
 
 
-def _score(written: Written) -> tuple[int, int]:
-    """More shown sentences first, then fewer dropped: which of two checked replies the visitor reads."""
+def _score(written: Written) -> tuple[int, int, int]:
+    """More shown sentences first, then more in the model's own words, then fewer dropped: which of two checked
+    replies the visitor reads."""
     if written.declined or written.error:
-        return (-1, 0)
-    return (len(written.sentences), -len(written.dropped))
+        return (-1, 0, 0)
+    return (len(written.sentences), sum(not s.instead_of for s in written.sentences), -len(written.dropped))
 
 
 # -- JSON: the API shows what was shown; the audit log keeps the dropped sentences and the raw reply too ----------
