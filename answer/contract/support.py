@@ -160,7 +160,7 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     said = " ".join(normalize(claim).text.split())
     sentences = {q: [normalize(u).text for u in _units(q)] for q in quotes}
     whole = {q for q in quotes if said == " ".join(normalize(q).text.split())}
-    points_back = any(has_negation(u) and _POINTS_BACK.search(u) for q in quotes if q not in whole for u in sentences[q])
+    points_back = any(_denies_back(u) for q in quotes if q not in whole for u in sentences[q])
     if whole and not points_back:
         return True
     negated = has_negation(normalize(claim).text)
@@ -173,6 +173,14 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
 
 
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|they|them|it|its|such)\b", re.IGNORECASE)
+# "without it" names a condition on the thing pointed back to ("The file is optional; without it, the CLI uses the
+# defaults"), never a denial of what was said of it ("this is no longer the case")
+_WITHOUT_IT = re.compile(r"\bwithout (?:this|that|these|those|them|it)\b", re.IGNORECASE)
+
+
+def _denies_back(sentence: str) -> bool:
+    """Whether a sentence's negation points back, so that it may deny another sentence of its quote."""
+    return bool(_POINTS_BACK.search(sentence)) and has_negation(_WITHOUT_IT.sub(" ", sentence))
 
 
 def _named(text: str) -> set[str]:

@@ -176,6 +176,12 @@ SSO = "Free plans do not include SSO. Enterprise plans include SSO and audit log
      "unsupported"),
     ("Exports are available on the Free plan.",
      ["Exports are available on the Free plan during the trial. After the trial they are not."], "unsupported"),
+    # "without it" is a condition on the thing pointed back to, not a denial of it (a verbatim sentence was dropped)
+    ("`ferry` reads settings from a TOML file.",
+     ["`ferry` reads settings from a TOML file. The file is optional; without it, the CLI uses the defaults."],
+     "supported"),
+    ("Failed uploads are retried.", ["Set a retry policy. Without it, failed uploads are not retried."],
+     "unsupported"),
     # a negated claim whose own sentence is positive, the quotes' negation elsewhere: unsupported (it used to pass)
     ("Retries are not sent with exponential backoff.",
      ["Retries are not sent after 3 days. Retries are sent with exponential backoff."], "unsupported"),
