@@ -33,18 +33,17 @@ never an unchecked one. A decline or a failure is not asked again.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from ingest.mdx import FENCE_LINE
 from ingest.text import NAME_IN_SENTENCE, TERM_STOPWORDS, key_terms, stem
 
+from .reply import SENTENCE_ENDS, numbered, unemphasized, units
 from .spans import inside_code, sentence_starts
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker, numbers
 from .verify import Claim
@@ -52,17 +51,6 @@ from .verify import Claim
 DECLINED = "NOT ANSWERED"
 MAX_UNITS = 6  # sentences or steps read from a reply; the prompt asks for fewer
 MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the check still reads it whole
-_MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
-_MARKER_RUN = re.compile(r"(?:\s*\[\d{1,2}\])+")  # quote numbers written together ("[1][2]", " [1] [2]")
-_SENTENCE_ENDS = (".", "!", "?")
-_STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+")
-_BULLET = re.compile(r"^\s*[-*•]\s+")
-# A fence the model opens at the end of a sentence's line ("Run the command ```sh"): the block starts there.
-_FENCE_IN_LINE = re.compile(r"(?<=[^\s`~])[ \t]*(?=(?:`{3,}|~{3,})[\w+-]*[ \t]*$)")
-# Bold or italic asterisks ("**Escape special characters:**"): the page shows sentences as text. Underscores are
-# left alone ("__init__.py" is a file name), and so is code ("`ls *foo*`").
-_EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*])")
-_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 _NAMES_NONE = "names no quote"
 SAME_SENTENCE = 0.8  # share of a quote's sentence's key terms a shown sentence already uses: it says the same
 _DIGIT = re.compile(r"\d")
@@ -195,8 +183,8 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     by_number = {p.number: p for p in passages}
     read: list[Sentence] = []  # every sentence in the order written, shown or not
     answer_word: Sentence | None = None  # a "No." written alone, waiting for the sentence after it
-    for unit, step, code in _units(text, by_number)[:MAX_UNITS]:
-        plain, cited = _numbered(unit)
+    for unit, step, code in units(text, by_number)[:MAX_UNITS]:
+        plain, cited = numbered(unit)
         if not plain:
             continue
         held, answer_word = answer_word, None
@@ -311,7 +299,7 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     if best is None:
         return None
     _, own, passage = best
-    return Sentence(_unemphasized(own), (passage.number,), SUPPORTED,
+    return Sentence(unemphasized(own), (passage.number,), SUPPORTED,
                     (f"shown in the words of quote [{passage.number}]: the model's sentence was partly supported",),
                     sentence.step, instead_of=sentence.text)
 
@@ -329,7 +317,7 @@ def _prose_sentences(quote: str) -> list[str]:
     out = []
     for a, b in itertools.pairwise([*starts, len(quote)]):
         own = _ITEM.sub("", quote[a:b].strip(), count=1)
-        if (own.endswith(_SENTENCE_ENDS) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
+        if (own.endswith(SENTENCE_ENDS) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
                 and "|" not in own and not own.startswith(">")):
             out.append(own)
     return out
@@ -391,108 +379,6 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     number, verdict = closest
     how = "partly" if verdict.status == PARTIAL else "not"
     return (), (f"{how} supported by [{number}]: {'; '.join(verdict.reasons) or verdict.status}",)
-
-
-def _fence_cut(line: str) -> list[str]:
-    """A prose line and the fence it opens at its end, as two lines; the line alone when it opens none (a line that
-    is a fence, or one ending in an inline ```span``` opened on it)."""
-    found = _FENCE_IN_LINE.search(line)
-    if found is None or "```" in line[: found.start()] or "~~~" in line[: found.start()]:
-        return [line]
-    return [line[: found.start()], line[found.end():]]
-
-
-def _unemphasized(line: str) -> str:
-    """A prose line without its bold and italic asterisks, code spans untouched (before it is cut into sentences,
-    so bold across two sentences loses both its markers)."""
-    pieces, last = [], 0
-    for span in _CODE_SPAN.finditer(line):
-        pieces += [_EMPHASIS.sub(r"\2", line[last: span.start()]), span.group()]
-        last = span.end()
-    return "".join([*pieces, _EMPHASIS.sub(r"\2", line[last:])])
-
-
-def _units(text: str, given: Collection[int] = ()) -> list[tuple[str, int, str]]:
-    """(sentence or step, its step number or 0, the code block right after it) in reply order."""
-    units: list[tuple[str, int, str]] = []
-    lines = [part for line in text.strip().split("\n") for part in _fence_cut(line)]
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = FENCE_LINE.match(line)
-        if fence:  # a code block belongs to the unit before it
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1))), len(lines))
-            code = "\n".join(lines[i + 1:end]).strip("\n")
-            if units and not units[-1][2]:
-                units[-1] = (units[-1][0], units[-1][1], code)
-            i = end + 1
-            continue
-        line = _unemphasized(line)
-        step = _STEP.match(line)
-        if step:
-            units.append((line[step.end():], int(step.group(1)), ""))
-        elif _BULLET.match(line):
-            units.append((_BULLET.sub("", line), 0, ""))
-        elif line.strip():
-            units += [(sentence, 0, "") for sentence in _sentences(line, given)]
-        i += 1
-    # markers written after the sentence's period ("… command. [2]", "… again. [1] [2]") are read as that sentence's
-    merged: list[tuple[str, int, str]] = []
-    for unit in units:
-        if merged and _MARKER_RUN.fullmatch(unit[0]) and not unit[1]:
-            merged[-1] = (merged[-1][0] + " " + unit[0], merged[-1][1], merged[-1][2] or unit[2])
-        else:
-            merged.append(unit)
-    return merged
-
-
-def _outside_code(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
-    """The pattern's matches that are not inside a `code span` ("`argv[1]`" is code, not a quote number)."""
-    return [m for m in pattern.finditer(text) if not text.count("`", 0, m.start()) % 2]
-
-
-def _numbered(unit: str) -> tuple[str, list[int]]:
-    """A unit's text without its quote numbers, and the numbers."""
-    found = _outside_code(_MARKERS, unit)
-    text, last = "", 0
-    for match in found:
-        text, last = text + unit[last:match.start()], match.end()
-    return " ".join((text + unit[last:]).split()), [int(m.group(1)) for m in found]
-
-
-def _sentences(line: str, given: Collection[int]) -> list[str]:
-    """A prose line's sentences, each ending in the quote numbers that are its own.
-
-    The segmenter reads the line without the numbers: seeing them, it does not cut "… replayed [1][2]. Retained …".
-    Numbers inside a sentence, or after its end with nothing but a period after them ("… again. [1] [2]", "…
-    hooks. [2]."), are that sentence's. Numbers between two sentences ("… kept. [1] Retained …") may close the one
-    before or open the one after, and small models write both: they are neither's, so each is shown only if quotes
-    support it, as an unnumbered sentence is; unless they name a quote the model was not given, which drops both.
-    """
-    text, runs, last = "", [], 0
-    for match in _outside_code(_MARKER_RUN, line):
-        text += line[last:match.start()]
-        last = match.end()
-        # "… hooks. [2].": a period closes the numbers too, so they are the sentence's before them (one period kept)
-        closing = line[last:last + 1] in _SENTENCE_ENDS and text.rstrip()[-1:] in ("", *_SENTENCE_ENDS)
-        last += 1 if closing else 0
-        runs.append((len(text), "".join(match.group().split()), closing))
-    text += line[last:]
-    if not text.strip():  # numbers alone on a line: _units gives them to the sentence before
-        return ["".join(run for _, run, _ in runs)] if runs else []
-    starts = [s for s in sentence_starts(text) if not text.count("`", 0, s) % 2] or [0]
-    cited = [""] * len(starts)
-    for at, run, closing in runs:
-        before = max(0, bisect.bisect_right(starts, at - 1) - 1)  # the sentence holding the character before it
-        rest = text[at:]
-        after = bisect.bisect_right(starts, at + len(rest) - len(rest.lstrip())) - 1
-        between = not closing and after != before and text[:at].rstrip()[-1:] in _SENTENCE_ENDS
-        unknown = any(int(n) not in given for n in _MARKERS.findall(run))
-        for owner in ((before, after) if unknown else ()) if between else (before,):
-            cited[owner] += run
-    sentences = [(text[a:b].strip() + " " + numbers).strip()
-                 for a, b, numbers in zip(starts, [*starts[1:], len(text)], cited, strict=True)]
-    return [sentence for sentence in sentences if sentence]
 
 
 class Writer:
