@@ -258,8 +258,8 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     goes missing while a side remark is shown. What the model meant is in a quote it was given, verified
     verbatim, so one sentence of that quote is shown instead, in the docs' words, when:
 
-    - the model's sentence adds at least `MIN_TERMS` words or numbers to the question ("Yes, there is a usage
-      cap on the MCP server" says the question back, and borrows nothing);
+    - the model's sentence adds to the question a number, or at least `MIN_TERMS` words ("Yes, there is a usage
+      cap on the MCP server" says the question back, and borrows nothing; "… is three" answers "how many");
     - that one sentence partly supports it by the deterministic test (`_RESTATED`): every number, each beside
       the name the sentence gives it, the same negation (a "No, deleted events are not exported" never borrows
       "Events can be exported as CSV"), and half its key terms;
@@ -277,7 +277,7 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     _, _, claim = _said(sentence.text)
     words = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers apart
     said = numbers(claim) - numbers(question)
-    if len(words) + len(said) < MIN_TERMS:
+    if not said and len(words) < MIN_TERMS:
         return None
     taken = [key_terms(s.text) for s in shown]
     best: tuple[int, str, Passage] | None = None

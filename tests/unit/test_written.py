@@ -552,6 +552,17 @@ def test_a_restated_sentence_the_quotes_only_partly_support_is_shown_in_the_quot
     assert [(s.text, s.passages) for s in unnumbered.sentences] == [(restated.text, (1,))]
 
 
+def test_a_number_the_question_lacks_is_enough_to_borrow_the_sentence_that_states_it():
+    """"… a failing delivery will actually be tried 3 times" adds only the number to its question, which is the
+    answer: the quote's sentence stating it is shown. (A number written as a word is a word like any other.)"""
+    attempts = "Deliveries are signed. An endpoint set to `max_attempts: 2` is tried up to 3 times before it is disabled."
+    asked = "If max_attempts is 2, how many times at most will a failing delivery actually be tried?"
+    assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried 3 times [1].", attempts,
+                     asked) == ["An endpoint set to `max_attempts: 2` is tried up to 3 times before it is disabled."]
+    assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried 2 times [1].", attempts,
+                     asked) == []  # "2 times" is in no sentence of the quote
+
+
 def test_a_sentence_is_not_shown_in_a_quotes_words_when_it_says_something_else_or_nothing_new():
     said_back = read_reply("Yes, a preview has a default size [1].", [PREVIEW], CHECK, question=SIZE)
     other_number = read_reply("A preview opens 1200px wide and 660px high [1].", [PREVIEW], CHECK, question=SIZE)
