@@ -205,8 +205,9 @@ class Answerer:
             off_topic += tuple(Finding(f"not an answer: {r}") for r in attempts[used].reasons)
         related = related and bool(shown)
         draft = attempts[used].draft
-        # Nothing shown: the visitor is told which of their words no section found mentions, if that is why.
-        unmentioned = draft.unmentioned if draft is not None and not shown else ()
+        # Nothing shown, or only the closest passages: the visitor is told which of their words no section found
+        # mentions, if that is why.
+        unmentioned = draft.unmentioned if draft is not None and (related or not shown) else ()
         written = None
         if self.writer is not None and state == ANSWERED and not related:
             # The quotes are on the page already; the written answer comes after them and never changes the

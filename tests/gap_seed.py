@@ -24,10 +24,11 @@ _NUMBERS = itertools.count(1)
 
 def refusal(question: str, *, created: float, chunks: Sequence[Chunk] = (), groups: Sequence[str] = (),
             state: State = "refused", reasons: Sequence[str] = ("the quote does not address the question closely enough",),
-            answer_id: str | None = None, related: bool = False) -> Answer:
+            answer_id: str | None = None, related: bool = False, unmentioned: Sequence[str] = ()) -> Answer:
     """An answer as the log stores it; `reasons` become the findings of a refusal, like the answer gate's.
 
-    `related` (with state "answered"): an answer that showed only Related passages, for the same reasons.
+    `related` (with state "answered"): an answer that showed only Related passages, for the same reasons;
+    `unmentioned`: the question's words no section found uses.
     """
     number = next(_NUMBERS)
     viewer = Viewer.of(groups)
@@ -35,7 +36,7 @@ def refusal(question: str, *, created: float, chunks: Sequence[Chunk] = (), grou
     return Answer(id=answer_id or f"{number:016x}", question=question, state=state, claims=(),
                   retrieval=RetrievalSet(id=f"r{number}", question=question, viewer=viewer, hits=hits),
                   problems=tuple(Finding(f"not an answer: {r}") for r in reasons) if chunks else (),
-                  generator="seeded", created=created, related=related)
+                  generator="seeded", created=created, related=related, unmentioned=tuple(unmentioned))
 
 
 def seed(audit: AnswerLog, answers: Sequence[Answer]) -> list[str]:

@@ -72,8 +72,8 @@ INSTRUCTIONS = (
 ASK_DOCS = (
     "Ask the documentation a question in plain words. Use this first whenever the user's question is about this "
     "product or its docs. Returns `outcome`: 'answer' (the claims answer the question), 'related' (verified quotes "
-    "from the closest sections; the docs do not say it directly) or 'refused' (not in the docs; `reason` says "
-    "why, and `unmentioned` lists the question's words no section found uses, when that is why). Each claim has "
+    "from the closest sections; the docs do not say it directly) or 'refused' (not in the docs); for both, `reason` "
+    "says why, and `unmentioned` lists the question's words no section found uses, when that is why. Each claim has "
     "`citations`, each a verbatim `quote` with its deep link `url` (to the heading, with a text fragment), `title` and `heading_path`; `retrieved` lists the sections looked at. For a follow-up, pass back "
     "`thread_id` and `owner_token` from the previous result.")
 SEARCH_DOCS = (
@@ -164,7 +164,7 @@ def agent_answer(answer: Answer, reply: Mapping[str, object], origin: str) -> di
 def reason_for(answer: Answer) -> str:
     """Why an answer is not an Answer, as the chat page says it ("" for an Answer)."""
     if answer.outcome == RELATED:
-        return CLOSEST
+        return f"{CLOSEST} {refusal_note(answer.question, answer.unmentioned)}".rstrip()
     if answer.outcome != NO_ANSWER:
         return ""
     if answer.model_unavailable:

@@ -129,7 +129,8 @@ class TurnView:
     written_by: str = ""
     next_questions: tuple[str, ...] = ()  # follow-ups the docs answer, each checked by a search (answer/suggest.py)
     written_failed: bool = False  # the model was asked and could not answer in time: a quiet note, the quotes stand
-    unmentioned: str = ""  # a refusal: why, as a sentence (the question's language, or its words no section mentions)
+    unmentioned: str = ""  # a refusal or Related passages: why no answer, as a sentence (the question's language, or its
+    # words no section mentions)
 
     @property
     def steps(self) -> bool:
@@ -326,7 +327,8 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
-        unmentioned=refusal_note(asked or answer.question, answer.unmentioned) if state == REFUSED else "",
+        unmentioned=(refusal_note(asked or answer.question, answer.unmentioned)
+                     if state in (REFUSED, RELATED_PASSAGES) else ""),
     )
 
 

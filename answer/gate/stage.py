@@ -52,7 +52,7 @@ class Verdict:
     answers: bool
     score: float
     reasons: tuple[str, ...] = ()
-    beside: bool = False  # a reason says the docs found are about something else: no passage is even related
+    beside: bool = False  # the question names what the docs found never mention, or another thing of its kind
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,9 @@ def direct_verdict(question: Question, scored: Scored, hit: Hit, focus: Retrieve
     sibling = names_a_sibling(question, scored.span.statement) or focus.release
     if sibling:
         reasons.append(sibling)
+    beside = bool(reasons)  # a name, or another thing of its kind: the absent focus alone is often the wording
     if focus.absent >= t.max_absent:
         reasons.append(focus.reason())
-    beside = bool(reasons)
     if question.wants_number and type_fit(question, scored.span) < 0:
         reasons.append("the question asks for a number and the closest passage states none")
     elif question.wants_number and not _quantity_of_focus(question, scored.span, vocabulary, t):
@@ -337,8 +337,12 @@ class AnswerGate:
         """When nothing answers: the best span of each section that came closest, to show as Related passages.
 
         Only spans of sections about what was asked: none when the question names something the docs found
-        never mention, or most of its focus is in no retrieved section (then the docs do not cover it), and
-        each span must itself name a focus term and reach `Thresholds.related_floor`.
+        never mention ("PayPal"), or another thing of the kind it asks about; each span must itself name a focus
+        term and reach `Thresholds.related_floor`. Most of the question's words in no section found is no reason
+        to show nothing: that is as often the visitor's wording ("teammates" for the docs' "seats") as a topic
+        the docs lack, so the closest passages are shown, never as an answer, with those words named; but only
+        passages that score as an answer must (`Thresholds.floor`), so a passage sharing one word ("Dashboard
+        sessions expire …" for a dark mode) is not offered as close.
         """
         vocabulary = self.extractor.vocabulary()
         focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)
@@ -347,7 +351,7 @@ class AnswerGate:
             hit = rset.get(scored.span.handle)
             if hit is None or any(s.span.handle == scored.span.handle for s in found):
                 continue
-            if scored.score < self.thresholds.related_floor:
+            if scored.score < self._related_floor(focus):
                 break  # ranked best first: nothing after it is closer
             if direct_verdict(question, scored, hit, focus, vocabulary, self.thresholds).beside:
                 continue
@@ -410,7 +414,7 @@ class AnswerGate:
             strongest = max(range(len(claims)), key=lambda i: best[i][0].score)
             set_aside = tuple(Finding(f"claim {i + 1} does not answer the question: {'; '.join(v.reasons)}", i + 1)
                               for i, v in enumerate(verdicts))
-            near = self._near(question, claims, best, verdicts)
+            near = self._near(question, best, verdicts, self._related_floor(focus))
             shown_aside = tuple(f for f in set_aside if f.claim is None or f.claim - 1 not in near)
             return Judgement(tuple(replace(claims[i], role=SUPPORTING) for i in near), False,
                              verdicts[strongest].reasons, shown_aside, related=bool(near))
@@ -421,13 +425,18 @@ class AnswerGate:
                               rset, answers_a_part=leads[1:])
         return self._weigh(judged, question, best[leads[0]][0], rset)
 
-    def _near(self, question: Question, claims: Sequence[Claim], best: list[tuple[Scored, Hit]],
-              verdicts: Sequence[Verdict]) -> list[int]:
+    def _near(self, question: Question, best: list[tuple[Scored, Hit]], verdicts: Sequence[Verdict],
+              floor: float) -> list[int]:
         """Of claims none of which answers, those to show as Related passages (see `closest`), best first."""
         near = sorted((i for i, v in enumerate(verdicts)
-                       if not v.beside and best[i][0].score >= self.thresholds.related_floor
-                       and names_focus(question, best[i][0].span.text)), key=lambda i: -best[i][0].order)
+                       if not v.beside and best[i][0].score >= floor and names_focus(question, best[i][0].span.text)),
+                      key=lambda i: -best[i][0].order)
         return near[:MAX_RELATED]
+
+    def _related_floor(self, focus: RetrievedFocus) -> float:
+        """The score a Related passage needs: an answer's when most of the question is in no section found."""
+        t = self.thresholds
+        return max(t.related_floor, t.floor) if focus.absent >= t.max_absent else t.related_floor
 
     def _weigh(self, judged: Judgement, question: Question, direct: Scored, rset: RetrievalSet) -> Judgement:
         """The judgement with the gate's confidence in its direct answer: below the line, Related passages."""

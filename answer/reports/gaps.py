@@ -88,7 +88,8 @@ class Gap:
     feedback: tuple[str, ...]  # visitors' reasons for a thumbs-down, newest answer first
     sections: tuple[Section, ...]
     answer_ids: tuple[str, ...]  # every answer of the group, newest first
-    related: int = 0  # answers that showed only Related passages: the docs seem to cover it, no direct answer was given
+    related: int = 0  # answers that showed only Related passages whose sections use the question's words: the docs
+    # seem to cover it, no direct answer was given (Related passages naming words no section uses are not counted)
 
     @property
     def covered(self) -> bool:
@@ -213,7 +214,7 @@ def _gap(label: str, rows: list[GapRow]) -> Gap:
     return Gap(
         label=label, count=len(rows),
         refused=sum(r.record.state == REFUSED for r in rows), unverified=sum(r.record.state == UNVERIFIED for r in rows),
-        rated_down=sum(r.down > 0 for r in rows), related=sum(r.record.outcome == RELATED for r in rows),
+        rated_down=sum(r.down > 0 for r in rows), related=sum(r.record.outcome == RELATED and not r.record.unmentioned for r in rows),
         examples=tuple(Example(r.record.answer_id, redact(r.record.question), r.record.created, r.record.state, r.down)
                        for r in rows[:EXAMPLES]),
         reasons=tuple((redact(text), n) for text, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:REASONS]),

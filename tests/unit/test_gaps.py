@@ -171,6 +171,18 @@ def test_a_documented_topic_answered_only_with_related_passages_is_apart_from_a_
     assert len(missing) == 1 and missing[0].refused == 1 and "terraform" in missing[0].label
 
 
+def test_related_passages_for_words_no_section_uses_count_as_missing_not_as_covered(make_log):
+    """Related passages shown because the visitor's words are in no section found ("teammates") may be a wording
+    or a missing topic: the report lists them with what is missing, never as a topic the docs seem to cover."""
+    answers = [refusal(q, created=NOW - t, chunks=[PUBLIC_CHUNK], state="answered", related=True,
+                       unmentioned=("teammates",), reasons=("none of the sections found mentions “teammates”",))
+               for q, t in (("how many teammates can we invite", 300), ("invite more teammates how many", 250))]
+    audit, store, embedder = world(make_log, answers)
+    [gap] = report(audit, store, embedder).gaps
+    assert gap.count == 2 and gap.related == 0 and not gap.covered
+    assert gap.reasons == (("none of the sections found mentions “teammates”", 2),)
+
+
 def test_since_bounds_the_period(make_log):
     answers = [refusal("old question about saml", created=NOW - 10 * DAY), refusal("new question about saml", created=NOW - 60)]
     audit, store, embedder = world(make_log, answers)

@@ -100,3 +100,40 @@ def test_confidence_rises_with_the_margin_over_other_sections():
     assert values["margin"] > 0 and values["top_hit"] == 1.0
     line = Confidence(bias=-1.0, coefficients=(("margin", 4.0),))
     assert confidence(values, line) > confidence(values | {"margin": 0.0}, line)
+
+
+def test_words_no_section_uses_show_the_closest_passages_only_when_they_score_as_an_answer_would():
+    """Most of a question's words in no section found is as often the visitor's wording as a topic the docs lack:
+    the closest passages are shown, naming those words, but only when they score as an answer must."""
+    asked = "Does the dashboard have a dark mode?"
+    near = _answerer(AnswerGate(AnswerExtractor(), Thresholds(floor=0.45, related_floor=0.45)), RETENTION, EXPORT
+                     ).ask(asked, Viewer.anonymous())
+    assert near.outcome == "related" and near.claims and all(c.role != "direct" for c in near.claims)
+    assert near.unmentioned == ("dark", "mode")
+    far = _answerer(AnswerGate(AnswerExtractor(), Thresholds(related_floor=0.45)), RETENTION, EXPORT).ask(
+        asked, Viewer.anonymous())  # the same passages, below an answer's floor: not offered as close
+    assert far.outcome == "refused" and not far.claims and far.unmentioned == ("dark", "mode")
+    assert from_json(to_json(near.record(), full=True)).unmentioned == ("dark", "mode")
+    from web.agents import reason_for
+
+    assert reason_for(near).endswith("None of the docs sections found mentions “dark” or “mode”.")  # an agent's reason
+
+
+def test_the_page_and_agents_name_the_words_no_section_uses_beside_related_passages():
+    from html import unescape
+
+    from starlette.testclient import TestClient
+
+    from tests.fakes import HashEmbedder
+    from tests.memory_index import MemoryIndex
+    from web.app import create_app
+    from web.settings import Settings
+
+    gate = AnswerGate(AnswerExtractor(), Thresholds(floor=0.45, related_floor=0.45))
+    app = TestClient(create_app(Settings(), answerer=_answerer(gate, RETENTION, EXPORT),
+                                store=MemoryIndex(HashEmbedder(), [RETENTION, EXPORT])))
+    page = unescape(app.post("/ask", data={"question": "Does the dashboard have a dark mode?"}).text)
+    banner = page.index("The docs don't say this directly; these passages are the closest.")
+    assert page.index("None of the docs sections found mentions “dark” or “mode”.") > banner
+    data = app.post("/api/ask", json={"question": "Does the dashboard have a dark mode?"}).json()
+    assert data["outcome"] == "related" and data["unmentioned"] == ["dark", "mode"]
