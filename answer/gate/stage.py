@@ -341,8 +341,8 @@ class AnswerGate:
         term and reach `Thresholds.related_floor`. Most of the question's words in no section found is no reason
         to show nothing: that is as often the visitor's wording ("teammates" for the docs' "seats") as a topic
         the docs lack, so the closest passages are shown, never as an answer, with those words named; but only
-        passages that score as an answer must (`Thresholds.floor`), so a passage sharing one word ("Dashboard
-        sessions expire …" for a dark mode) is not offered as close.
+        passages that score as an answer must (`Thresholds.floor`): near the few words the docs do use is not
+        close to what was asked.
         """
         vocabulary = self.extractor.vocabulary()
         focus = RetrievedFocus.of(question, readable_hits(rset), vocabulary)

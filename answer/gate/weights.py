@@ -43,7 +43,7 @@ class Thresholds:
     quantity_focus: float = 0.35  # a stated number answers only if its span and headings name this much of the focus
     counted_focus: float = 0.2  # … or this much of the rest when it counts what "how many …" asks ("4 times")
     direct_tries: int = 5  # best spans tried for the direct answer (one failing only on a name may have a neighbour)
-    related_floor: float = 0.5  # extraction score a span needs to be shown as a Related passage when nothing answers
+    related_floor: float = 0.6  # extraction score a span needs to be shown as a Related passage when nothing answers
 
 
 TOP_HITS = 6  # retrieved sections whose spans are candidates
