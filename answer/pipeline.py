@@ -206,8 +206,12 @@ class Answerer:
         related = related and bool(shown)
         draft = attempts[used].draft
         # Nothing shown, or only the closest passages: the visitor is told which of their words no section found
-        # mentions, if that is why.
-        unmentioned = draft.unmentioned if draft is not None and (related or not shown) else ()
+        # mentions, if that is why (the gate's test, whichever generator drafted).
+        unmentioned: tuple[str, ...] = ()
+        if related or not shown:
+            unmentioned = draft.unmentioned if draft is not None else ()
+            if not unmentioned and self.judge is not None and rset.hits:
+                unmentioned = self.judge.unmentioned(self.judge.question(rset.question), rset)
         written = None
         if self.writer is not None and state == ANSWERED and not related:
             # The quotes are on the page already; the written answer comes after them and never changes the
@@ -286,6 +290,10 @@ class Answerer:
         if self.judge is None:
             return single.shown[0]
         judgement = self.judge.judge(rset.question, [*shown, single.shown[0]], rset, committed=len(shown))
+        if not judgement.answered:
+            # Only an answer streams: the closest passages are shown when the draft is whole, as Related passages.
+            # Committed, one would be judged later as an answer already on the page (the gate judges what follows).
+            return None
         return judgement.claims[-1] if len(judgement.claims) > len(shown) else None
 
     def _gate(self, rset: RetrievalSet, verification: Verification, timings: dict[str, float],

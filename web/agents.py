@@ -53,7 +53,7 @@ from .limits import MAX_BODY_BYTES
 from .llms_txt import origin_of, site_address
 from .origin import cross_site
 from .questions import read_question
-from .render import refusal_note
+from .render import refusal_note, unmentioned_sentence
 from .state import AppState, state_of
 
 PATH = "/mcp"
@@ -164,7 +164,7 @@ def agent_answer(answer: Answer, reply: Mapping[str, object], origin: str) -> di
 def reason_for(answer: Answer) -> str:
     """Why an answer is not an Answer, as the chat page says it ("" for an Answer)."""
     if answer.outcome == RELATED:
-        return f"{CLOSEST} {refusal_note(answer.question, answer.unmentioned)}".rstrip()
+        return f"{CLOSEST} {unmentioned_sentence(answer.unmentioned)}".rstrip()
     if answer.outcome != NO_ANSWER:
         return ""
     if answer.model_unavailable:

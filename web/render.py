@@ -327,8 +327,8 @@ def turn_view(answer: Answer, site: SiteConfig, turn_id: str, policy: Unverified
         written_by=answer.written.model if answer.written is not None else "",
         next_questions=next_questions,
         written_failed=bool(answer.written and answer.written.error) and state in (VERIFIED, DEGRADED),
-        unmentioned=(refusal_note(asked or answer.question, answer.unmentioned)
-                     if state in (REFUSED, RELATED_PASSAGES) else ""),
+        unmentioned=(refusal_note(asked or answer.question, answer.unmentioned) if state == REFUSED else
+                     unmentioned_sentence(answer.unmentioned) if state == RELATED_PASSAGES else ""),
     )
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from retrieval.embedder import Embedder
 from retrieval.protocols import StoreReader
 
-from ..contract.record import REFUSED, RELATED, UNVERIFIED, State
+from ..contract.record import REFUSED, RELATED, UNVERIFIED
 from ..errors import AnswerLogError
 from ..language import other_language
 from ..log.protocol import AnswerLog, GapRow
@@ -60,7 +60,7 @@ class Example:
     answer_id: str
     question: str
     created: float
-    state: State
+    state: str  # the answer's state, or "related" for one that showed only Related passages
     down: int
 
 
@@ -88,13 +88,15 @@ class Gap:
     feedback: tuple[str, ...]  # visitors' reasons for a thumbs-down, newest answer first
     sections: tuple[Section, ...]
     answer_ids: tuple[str, ...]  # every answer of the group, newest first
-    related: int = 0  # answers that showed only Related passages whose sections use the question's words: the docs
-    # seem to cover it, no direct answer was given (Related passages naming words no section uses are not counted)
+    related: int = 0  # answers that showed only Related passages: no direct answer was given
+    worded: int = 0  # … of them, those naming the visitor's words no section found uses (a wording or a missing topic)
 
     @property
     def covered(self) -> bool:
-        """The docs seem to cover this topic (most of its answers showed the closest passages), but gave no answer."""
-        return self.related > 0 and 2 * self.related >= self.count
+        """The docs seem to cover this topic (most of its answers showed the closest passages, in the sections' own
+        words), but gave no answer."""
+        near = self.related - self.worded
+        return near > 0 and 2 * near >= self.count
 
 
 @dataclass(frozen=True)
@@ -214,8 +216,10 @@ def _gap(label: str, rows: list[GapRow]) -> Gap:
     return Gap(
         label=label, count=len(rows),
         refused=sum(r.record.state == REFUSED for r in rows), unverified=sum(r.record.state == UNVERIFIED for r in rows),
-        rated_down=sum(r.down > 0 for r in rows), related=sum(r.record.outcome == RELATED and not r.record.unmentioned for r in rows),
-        examples=tuple(Example(r.record.answer_id, redact(r.record.question), r.record.created, r.record.state, r.down)
+        rated_down=sum(r.down > 0 for r in rows), related=sum(r.record.outcome == RELATED for r in rows),
+        worded=sum(r.record.outcome == RELATED and bool(r.record.unmentioned) for r in rows),
+        examples=tuple(Example(r.record.answer_id, redact(r.record.question), r.record.created,
+                               "related" if r.record.outcome == RELATED else r.record.state, r.down)
                        for r in rows[:EXAMPLES]),
         reasons=tuple((redact(text), n) for text, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:REASONS]),
         feedback=tuple(redact(reason) for r in rows for reason in r.reasons)[:EXAMPLES],

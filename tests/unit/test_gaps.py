@@ -179,7 +179,8 @@ def test_related_passages_for_words_no_section_uses_count_as_missing_not_as_cove
                for q, t in (("how many teammates can we invite", 300), ("invite more teammates how many", 250))]
     audit, store, embedder = world(make_log, answers)
     [gap] = report(audit, store, embedder).gaps
-    assert gap.count == 2 and gap.related == 0 and not gap.covered
+    assert gap.count == 2 and gap.related == 2 and gap.worded == 2 and not gap.covered
+    assert {e.state for e in gap.examples} == {"related"}  # never shown as "answered" beside a gap
     assert gap.reasons == (("none of the sections found mentions “teammates”", 2),)
 
 

@@ -137,3 +137,51 @@ def test_the_page_and_agents_name_the_words_no_section_uses_beside_related_passa
     assert page.index("None of the docs sections found mentions “dark” or “mode”.") > banner
     data = app.post("/api/ask", json={"question": "Does the dashboard have a dark mode?"}).json()
     assert data["outcome"] == "related" and data["unmentioned"] == ["dark", "mode"]
+
+
+class Quoting:
+    """A model-like generator that quotes one sentence of the first section found, streaming it when asked to."""
+
+    name = "quoting"
+
+    def __init__(self, quote: str) -> None:
+        self.quote = quote
+
+    def _claim(self):  # noqa: ANN202
+        from answer.contract.draft import DraftClaim, Quote
+
+        return DraftClaim((Quote("c1", self.quote),), self.quote)
+
+    def draft(self, question: str, rset, *, feedback=()):  # noqa: ANN001, ANN201
+        from answer.contract.draft import Draft
+
+        return Draft(refused=False, claims=(self._claim(),))
+
+    def draft_stream(self, question: str, rset, *, feedback=()):  # noqa: ANN001, ANN201
+        from answer.contract.draft import Draft, PartialClaim
+
+        yield PartialClaim(self._claim())
+        yield Draft(refused=False, claims=(self._claim(),))
+
+
+def test_a_model_quoting_the_closest_passage_is_related_never_an_answer_streamed_or_not():
+    """Found in review: a streamed claim went on the page whatever the gate judged it, and the claims after it were
+    judged as following an answer, so a Related passage came out as an Answer."""
+    gate = AnswerGate(AnswerExtractor(), Thresholds(floor=0.45, related_floor=0.45))
+    for stream in (True, False):
+        answerer = Answerer(Fixed(RETENTION, EXPORT), Quoting("Retained events can be replayed from the dashboard."),
+                            judge=gate, stream=stream)
+        answer = answerer.ask("Does the dashboard have a dark mode?", Viewer.anonymous())
+        assert answer.outcome == "related" and answer.claims, stream
+        assert answer.unmentioned == ("dark", "mode")  # the gate's words, whichever generator drafted
+    below = Answerer(Fixed(RETENTION, EXPORT), Quoting("Retained events can be replayed from the dashboard."),
+                     judge=AnswerGate(AnswerExtractor(), Thresholds(related_floor=0.45)), stream=False)
+    assert below.ask("Does the dashboard have a dark mode?", Viewer.anonymous()).outcome == "refused"  # under 0.75
+
+
+def test_a_name_the_docs_never_use_refuses_even_beside_a_passage_that_scores_as_an_answer():
+    gate = AnswerGate(AnswerExtractor(), Thresholds(floor=0.3, related_floor=0.3))
+    answer = _answerer(gate, RETENTION, EXPORT).ask("Can retained events be replayed with Terraform?",
+                                                    Viewer.anonymous())
+    assert answer.outcome == "refused" and not answer.claims
+    assert any("Terraform" in p.text for p in answer.problems)
