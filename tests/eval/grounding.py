@@ -52,10 +52,16 @@ class Row:
     written_gold: bool | None = None
 
 
+def _within(part: str, whole: str) -> bool:
+    """`part` in `whole`, starting and ending at word edges."""
+    return bool(part) and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", whole) is not None
+
+
 def _overlap(a: str, b: str) -> bool:
-    """True when two quotes share the gold fact: one contains the other, or most words overlap."""
+    """True when two quotes share the gold fact: one contains the other (whole words: "Starter | 5" is not in
+    "Starter | 50 | 100"), or most words overlap."""
     x, y = normalize(a).text, normalize(b).text
-    if x in y or y in x:
+    if _within(x, y) or _within(y, x):
         return True
     wx, wy = set(re.findall(r"\w+", x)), set(re.findall(r"\w+", y))
     return bool(wx and wy) and len(wx & wy) / min(len(wx), len(wy)) >= 0.6

@@ -44,6 +44,8 @@ def test_answer_correctness_needs_the_gold_fact_not_just_any_quote():
     assert _overlap(gold, "Refunds are available within 14 days of the charge for monthly plan charges.")
     assert _overlap(gold, "within 14 days of the charge")
     assert not _overlap(gold, "Annual plans can be refunded within 30 days of the charge.")
+    # a gold table row is not a prefix of another row's number: "Starter | 5" (seats) is not "Starter | 50 | 100"
+    assert not _overlap("Starter | 5", "Starter | 50 | 100") and _overlap("Starter | 5", "Starter | 5 | 20")
 
 
 def test_a_subset_is_fixed_and_spread_over_the_whole_set():
