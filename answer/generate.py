@@ -70,9 +70,7 @@ class ExtractiveGenerator:
             quotes[0] = _with_answer_word(asked.terms | self.judge.unremarkable(), rset, chosen[0].span)
         claims = tuple(DraftClaim((Quote(s.span.handle, quote),), quote) for s, quote in zip(chosen, quotes, strict=True))
         raw = "; ".join(f"{s.span.handle} {s.score:.2f} {dict(s.features)}" for s in chosen)
-        # Related passages say which of the visitor's words no section found uses, as a refusal would
-        return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest,
-                     unmentioned=self.judge.unmentioned(asked, rset) if closest else ())
+        return Draft(refused=False, claims=claims, raw=raw, reasons=reasons, closest=closest)
 
 
 def _with_answer_word(known: frozenset[str], rset: RetrievalSet, span: Span) -> str:

@@ -81,7 +81,7 @@ class Draft:
     shown: tuple[str, ...] | None = None  # handles the generator was shown; None = the whole retrieval set
     reasons: tuple[str, ...] = field(default=(), compare=False)  # why it refused, when the generator can say
     closest: bool = False  # it found no answer: the claims are the closest passages, never to be shown as an Answer
-    unmentioned: tuple[str, ...] = field(default=(), compare=False)  # refused or closest: the words no section names
+    unmentioned: tuple[str, ...] = field(default=(), compare=False)  # a refusal: the question's words no section names
 
     def to_dict(self) -> dict[str, Any]:
         return {

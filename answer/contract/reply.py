@@ -15,7 +15,7 @@ from collections.abc import Collection
 
 from ingest.mdx import FENCE_LINE
 
-from .spans import sentence_starts
+from .spans import inside_code, sentence_starts
 
 SENTENCE_ENDS = (".", "!", "?")
 _MARKERS = re.compile(r"\s*\[(\d{1,2})\]")
@@ -85,7 +85,7 @@ def units(text: str, given: Collection[int] = ()) -> list[tuple[str, int, str]]:
 
 def _outside_code(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
     """The pattern's matches that are not inside a `code span` ("`argv[1]`" is code, not a quote number)."""
-    return [m for m in pattern.finditer(text) if not text.count("`", 0, m.start()) % 2]
+    return [m for m in pattern.finditer(text) if not inside_code(text, m.start())]
 
 
 def numbered(unit: str) -> tuple[str, list[int]]:
@@ -117,7 +117,7 @@ def _sentences(line: str, given: Collection[int]) -> list[str]:
     text += line[last:]
     if not text.strip():  # numbers alone on a line: `units` gives them to the sentence before
         return ["".join(run for _, run, _ in runs)] if runs else []
-    starts = [s for s in sentence_starts(text) if not text.count("`", 0, s) % 2] or [0]
+    starts = [s for s in sentence_starts(text) if not inside_code(text, s)] or [0]
     cited = [""] * len(starts)
     for at, run, closing in runs:
         before = max(0, bisect.bisect_right(starts, at - 1) - 1)  # the sentence holding the character before it
