@@ -26,6 +26,7 @@ from ingest.text import (
     TERM_STOPWORDS,
     has_negation,
     key_terms,
+    numerals,
     stem,
     term_words,
 )
@@ -66,9 +67,10 @@ def _as_written(stems: set[str], text: str) -> list[str]:
 
 
 def numbers(text: str) -> set[str]:
-    """Numbers with their unit word (if any), separators removed: '10,000 events' → '10000 event'."""
+    """Numbers with their unit word (if any), separators removed, words read as digits: '10,000 events' →
+    '10000 event', 'three times' → '3 time'."""
     found = set()
-    for value, unit in NUMBER_WITH_UNIT.findall(normalize(text).text):
+    for value, unit in NUMBER_WITH_UNIT.findall(normalize(numerals(text)).text):
         value = value.replace(",", "")
         found.add(f"{value} {stem(unit)}".strip() if unit and unit not in TERM_STOPWORDS else value)
     return found
@@ -213,6 +215,7 @@ class DeterministicChecker:
     def check(self, claim: str, quotes: Sequence[str]) -> Support:
         if not quotes:
             return Support(UNSUPPORTED, ("no verified quote",))
+        claim, quotes = numerals(claim), [numerals(q) for q in quotes]  # "three times" is "3 times" to every rule
         evidence = " ".join(quotes)
         reasons: list[str] = []
         claim_numbers, evidence_numbers = numbers(claim), numbers(evidence)

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from ingest.text import NAME_IN_SENTENCE, TERM_STOPWORDS, key_terms, stem
+from ingest.text import NAME_IN_SENTENCE, TERM_STOPWORDS, key_terms, numerals, stem
 
 from .reply import SENTENCE_ENDS, numbered, unemphasized, units
 from .spans import inside_code, sentence_starts
@@ -274,7 +274,8 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     """
     if sentence.status not in (PARTIAL, _NAMES_NONE) or sentence.code:
         return None
-    _, _, claim = _said(sentence.text)
+    _, _, said_words = _said(sentence.text)
+    claim, question = numerals(said_words), numerals(question)  # "three" and "3" are one number to every rule
     words = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers apart
     said = numbers(claim) - numbers(question)
     if not said and len(words) < MIN_TERMS:
@@ -352,7 +353,7 @@ def _says_nothing(sentence: str, code: str) -> str:
     quotes, and a sentence that introduces a block must bring the block."""
     if sentence.rstrip().endswith(":") and not code:
         return "it introduces a command or list it does not give"
-    if len(key_terms(sentence)) + len(numbers(sentence)) < MIN_TERMS:
+    if len(key_terms(numerals(sentence))) + len(numbers(sentence)) < MIN_TERMS:
         return "it states nothing the quotes could bear out"
     return ""
 

@@ -188,3 +188,22 @@ SSO = "Free plans do not include SSO. Enterprise plans include SSO and audit log
 ])
 def test_negation_is_read_against_the_sentence_that_says_what_the_claim_says(claim, quotes, status):
     assert DeterministicChecker(supported_at=1.0).check(claim, quotes).status == status
+
+
+@pytest.mark.parametrize("claim, quote, status", [
+    # a number written as a word is a number: only a word differs, and 6 of 7 key terms would pass it
+    ("Failed deliveries are retried three times with exponential backoff.",
+     "Failed deliveries are retried five times with exponential backoff.", "unsupported"),
+    ("Failed deliveries are retried three times with exponential backoff.",
+     "Failed deliveries are retried 5 times with exponential backoff.", "unsupported"),
+    ("Logs are kept for one day.", "Logs are kept for 7 days.", "unsupported"),
+    # … and one number spelt two ways is the same number
+    ("Failed deliveries are retried 3 times with exponential backoff.",
+     "Failed deliveries are retried three times with exponential backoff.", "supported"),
+    ("A test with `retries: 2` runs at most three times.", "A test with `retries: 2` runs at most 3 times.",
+     "supported"),
+    ("Pick one of the regions when you create the project.",
+     "Pick one of the regions when you create the project.", "supported"),
+])
+def test_numbers_written_as_words_are_numbers(claim, quote, status):
+    assert DeterministicChecker(supported_at=1.0).check(claim, [quote]).status == status

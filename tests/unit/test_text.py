@@ -58,3 +58,14 @@ def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem():
     with ThreadPoolExecutor(8) as pool:
         threaded = list(pool.map(stem, words))
     assert threaded == [stem.__wrapped__(w) for w in words]
+
+
+def test_numbers_written_as_words_read_as_digits_where_they_count_something() -> None:
+    from ingest.text import numerals
+
+    assert numerals("retried three times, Twenty-five seconds, forty two days") == "retried 3 times, 25 seconds, 42 days"
+    assert numerals("kept for one year; one or more endpoints") == "kept for 1 year; 1 or more endpoints"
+    # a pronoun, or part of a hyphened word, says no amount
+    for text in ("one of the plans", "no one", "the one you need", "one by one", "a one-time code", "two-factor login",
+                 "someone", "ones"):
+        assert numerals(text) == text
