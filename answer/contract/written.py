@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from ingest.text import NAME_IN_SENTENCE, TERM_STOPWORDS, key_terms, numerals, stem
+from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, key_terms, numerals, stem
 
 from .reply import SENTENCE_ENDS, numbered, unemphasized, units
 from .spans import inside_code, sentence_starts
@@ -251,58 +251,78 @@ def _said(plain: str) -> tuple[re.Match[str] | None, str, str]:
 
 def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passage],
                     shown: Sequence[Sentence]) -> Sentence | None:
-    """The quote's own sentence, shown in place of a sentence the quotes only partly support, when it says the same.
+    """The quote's own sentence, shown in place of a sentence the quotes it names do not bear out, when it says
+    the same.
 
     A small model restates a quote in words of its own ("1000px wide and 660px tall" for "the width to `1000px`
     and the height to `660px`"), and the key-term test, rightly strict, drops it: the answer the visitor needed
-    goes missing while a side remark is shown. What the model meant is in a quote it was given, verified
-    verbatim, so one sentence of that quote is shown instead, in the docs' words, when:
+    goes missing while a side remark is shown. It also names the wrong quote ("… in the last 24 hours [1]" when
+    the 24 hours are in [3]), which the number test, rightly, rejects. What the model meant is in a quote it was
+    given, verified verbatim, so one sentence of that quote is shown instead, in the docs' words, when:
 
     - the model's sentence adds to the question a number, or at least `MIN_TERMS` words ("Yes, there is a usage
       cap on the MCP server" says the question back, and borrows nothing; "… is three" answers "how many");
-    - that one sentence partly supports it by the deterministic test (`_RESTATED`): every number, each beside
-      the name the sentence gives it, the same negation (a "No, deleted events are not exported" never borrows
+    - that one sentence partly supports it by the deterministic test (`_RESTATED`): every number (but those the
+      question states: "… got a 409 because …" says the visitor's number back), each beside the name the
+      sentence gives it, the same negation (a "No, deleted events are not exported" never borrows
       "Events can be exported as CSV"), and half its key terms;
     - it holds every name the model's sentence shares with the question or the quote ("30 days on the Free
       tier" never borrows "30 days on paid plans") and `RESTATES` of the words and numbers the model's sentence
       adds to the question;
     - it is prose (no code block, list item or table row, no cut inside a code span) the visitor does not
-      already read.
+      already read, for a model's sentence no shown sentence already says;
+    - it is a sentence of a quote the model named, or, when none of those has one, of any quote it was given.
 
     The deterministic test, not the configured checker, so a model judge is never called again here. The
     model's words stay in the audit (`Sentence.instead_of`); visitors get the quote's sentence only.
     """
-    if sentence.status not in (PARTIAL, _NAMES_NONE) or sentence.code:
+    if sentence.status not in (PARTIAL, UNSUPPORTED, _NAMES_NONE) or sentence.code:
         return None
     _, _, said_words = _said(sentence.text)
     claim, question = numerals(said_words), numerals(question)  # "three" and "3" are one number to every rule
     words = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers apart
-    said = numbers(claim) - numbers(question)
+    said = _values(claim) - _values(question)
     if not said and len(words) < MIN_TERMS:
         return None
+    if any(key_terms(claim) | _values(claim) <= key_terms(numerals(s.text)) | _values(s.text) for s in shown):
+        return None  # a shown sentence already says all it says
     taken = [key_terms(s.text) for s in shown]
-    best: tuple[int, str, Passage] | None = None
-    for passage in passages:
-        if sentence.passages and passage.number not in sentence.passages:
-            continue
-        names = _names(claim) & (_names(question) | _names(passage.quote))
-        for own in _prose_sentences(passage.quote):
-            terms = key_terms(own)
-            share = len(words & terms) + len(said & numbers(own))
-            if share < RESTATES * (len(words) + len(said)) or not names <= _names(own):
-                continue
-            if _RESTATED.check(claim, [own]).status == UNSUPPORTED:
-                continue
-            if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):
-                continue  # the visitor already reads it
-            if best is None or share > best[0]:
-                best = (share, own, passage)
-    if best is None:
-        return None
-    _, own, passage = best
-    return Sentence(unemphasized(own), (passage.number,), SUPPORTED,
-                    (f"shown in the words of quote [{passage.number}]: the model's sentence was partly supported",),
-                    sentence.step, instead_of=sentence.text)
+    restated = _without(claim, _values(question))  # "… got a 409 because …": the visitor's number, not a claim
+    named = [p for p in passages if p.number in sentence.passages]
+    for group in (named, [p for p in passages if p not in named]) if named else (list(passages),):
+        best: tuple[int, str, Passage] | None = None
+        for passage in group:
+            names = _names(claim) & (_names(question) | _names(passage.quote))
+            for own in _prose_sentences(passage.quote):
+                terms = key_terms(own)
+                share = len(words & terms) + len(said & _values(own))
+                if share < RESTATES * (len(words) + len(said)) or not names <= _names(own):
+                    continue
+                if _RESTATED.check(restated, [own]).status == UNSUPPORTED:
+                    continue
+                if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):
+                    continue  # the visitor already reads it
+                if best is None or share > best[0]:
+                    best = (share, own, passage)
+        if best is not None:
+            _, own, passage = best
+            return Sentence(unemphasized(own), (passage.number,), SUPPORTED,
+                            (f"shown in the words of quote [{passage.number}]: the model's sentence was "
+                             f"{'not' if sentence.status == UNSUPPORTED else 'partly'} supported",),
+                            sentence.step, instead_of=sentence.text)
+    return None
+
+
+def _without(text: str, values: set[str]) -> str:
+    """The text without these numbers (their units stay: they are words of the sentence)."""
+    return NUMBER_WITH_UNIT.sub(lambda m: m.group() if m.group(1).replace(",", "") not in values else
+                                m.group()[len(m.group(1)):], text) if values else text
+
+
+def _values(text: str) -> set[str]:
+    """The numbers a text states, without their units: "three times" and "3 attempts" both state 3 (the unit is
+    the support check's to hold)."""
+    return {number.split(" ")[0] for number in numbers(text)}
 
 
 def _names(text: str) -> set[str]:
