@@ -73,3 +73,15 @@ def is_history(text: str, context: str) -> bool:
 def asks_history(question: str) -> bool:
     """A question about versions, releases or changes, which history answers."""
     return bool(_ASKS_HISTORY.search(question))
+
+
+# Openers that point back at the sentence before: alone, the quote says the opposite of the page or nothing.
+LEANS_BACK = re.compile(r"^(?:\*\*)?(?:however|but|otherwise|instead|conversely|still|even so|in (?:that|this|either) case|"
+                        r"if (?:so|not)|on other|for other|other|unlike|as a result|therefore|thus|this|that|these|those|"
+                        r"they|it|such|then|both|neither)\b", re.IGNORECASE)
+
+
+def leans_back(sentence: str) -> bool:
+    """Whether a sentence opens by pointing back at the one before ("They are deleted after 30 days."): alone,
+    it says the opposite of its page or nothing."""
+    return bool(LEANS_BACK.match(sentence))

@@ -105,14 +105,38 @@ NUMBER_WITH_UNIT = re.compile(rf"(?<![\w.])({_NUMERAL})(?:\s*(%|[a-z]+))?")
 _ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000}
 _WORD_VALUE = {word: value for value, word in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
-# A number written as a word ("three", "twenty-five"), not part of a hyphened word ("one-time", "two-factor").
-_NUMBER_IN_WORDS = re.compile(rf"(?<![\w-])(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_ONES[1:10])}))?|"
-                              rf"({'|'.join(_ONES)}))(?![\w-])", re.IGNORECASE)
-# "one" is a pronoun as often as a number: "one of", "no one", "the one you need" say no amount.
-_PRONOUN_ONE_AFTER = re.compile(r"\s+(?:of|another|by|or\s+(?:another|other))\b", re.IGNORECASE)
-_PRONOUN_ONE_BEFORE = re.compile(r"\b(?:no|any|every|each|the|this|that|which|some|such|a|last|only|by)\s+$",
-                                 re.IGNORECASE)
+# A number in words ("three", "twenty-five", "forty two", "five thousand", "seven-day"), never a part of a hyphened
+# word ("one-time", "two-factor"), a path, a URL or an option value (`--preset three`, "/guides/three").
+_NUMBER_IN_WORDS = re.compile(
+    rf"(?<![\w\-/=:@.])(?:(?P<tens>{'|'.join(_TENS)})(?:[-\s]+(?P<ones_of_tens>{'|'.join(_ONES[1:10])}))?|"
+    rf"(?P<ones>{'|'.join(_ONES)}))(?:\s+(?P<scale>{'|'.join(_SCALES)}))?"
+    r"(?=-(?:second|minute|hour|day|week|month|year)s?\b|(?![\w\-/]))", re.IGNORECASE)
+# "twice" counts; "once" counts when nothing follows it or "a day", "per hour", "more" does ("once you deploy" is when).
+_TIMES_IN_WORDS = re.compile(r"(?<![\w\-/])(?:(?P<twice>twice)|(?P<once>once)(?=\s*(?:[.,;:!?)]|$)|\s+(?:a|an|per|every|more|"
+                             r"again)\b))(?![\w\-/])", re.IGNORECASE)
+# "one" is a pronoun as often as a number ("one of", "no one", "a new one for each service", "when one is set"): it
+# counts before a word it counts ("one endpoint", "one active key"), or after a word that asks for an amount
+# ("by one", "only one", "exactly one"), and never after a word that makes it a pronoun.
+_ONE_PRONOUN_AFTER = frozenset(
+    ["of", "another", "by", "or", "and", "is", "are", "was", "were", "will", "can", "could", "should", "must", "may", "might", "for", "yet", "to", "in", "at", "on", "that", "which", "who", "you", "we", "they", "it", "its", "with", "from", "per", "as", "if", "when", "than", "has", "have", "had", "does", "do", "did"])
+_ONE_PRONOUN_BEFORE = frozenset(
+    ["no", "any", "every", "each", "the", "this", "that", "which", "some", "such", "a", "an", "last", "new", "other", "another", "same", "right", "wrong", "first", "next"])
+_ONE_COUNTS_AFTER = frozenset(["by", "to", "than", "only", "exactly", "just", "least", "most", "from"])
+_WORD_AROUND = re.compile(r"[A-Za-z]+")
+
+
+def _one_counts(text: str, start: int, end: int) -> bool:
+    """Whether the "one" at text[start:end] counts something (a few words around it decide, never the whole text)."""
+    before = _WORD_AROUND.findall(text[max(0, start - 24):start])
+    previous = before[-1].lower() if before and text[start - 1:start].isspace() else ""
+    if previous in _ONE_PRONOUN_BEFORE:
+        return False
+    following = re.match(r"\s+([A-Za-z]+)", text[end:end + 24])
+    if following:
+        return following.group(1).lower() not in _ONE_PRONOUN_AFTER
+    return previous in _ONE_COUNTS_AFTER
 
 
 def numerals(text: str) -> str:
@@ -120,18 +144,27 @@ def numerals(text: str) -> str:
 
     A claim and its quote may spell one number two ways, and a number rule that reads only digits lets "retried
     three times" pass against "retried five times" (only a word differs) while it rejects "3 times" against
-    "three times". So the support checker reads both through this. "one" is read as 1 only where it counts
-    something: not in "one of", "no one", "the one", "one by one".
+    "three times". So the support checker reads both through this ("twice" is "2 times", "five thousand" 5000).
+    "one" is read as 1 only where it counts something (`_one_counts`); code spans and blocks are left as written.
     """
     def digits(match: re.Match[str]) -> str:
-        if match.group(3) and match.group(3).lower() == "one" and (
-                _PRONOUN_ONE_AFTER.match(text, match.end()) or _PRONOUN_ONE_BEFORE.search(text, 0, match.start())):
+        if match["ones"] and match["ones"].lower() == "one" and not match["scale"] and not _one_counts(
+                match.string, match.start(), match.end()):
             return match.group()
-        if match.group(3):
-            return str(_WORD_VALUE[match.group(3).lower()])
-        return str(_WORD_VALUE[match.group(1).lower()] + (_WORD_VALUE[match.group(2).lower()] if match.group(2) else 0))
+        value = _WORD_VALUE[(match["ones"] or match["tens"]).lower()]
+        value += _WORD_VALUE[match["ones_of_tens"].lower()] if match["ones_of_tens"] else 0
+        return str(value * _SCALES[match["scale"].lower()] if match["scale"] else value)
 
-    return _NUMBER_IN_WORDS.sub(digits, text)
+    def times(match: re.Match[str]) -> str:
+        return "2 times" if match["twice"] else "1 time"
+
+    out, at = [], 0
+    for code in _CODE.finditer(text):
+        out += [_TIMES_IN_WORDS.sub(times, _NUMBER_IN_WORDS.sub(digits, text[at:code.start()])), code.group()]
+        at = code.end()
+    out.append(_TIMES_IN_WORDS.sub(times, _NUMBER_IN_WORDS.sub(digits, text[at:])))
+    return "".join(out)
+
 
 # What a new sentence opens with, after the space: a capital, a digit, or an opening quote, bracket, backtick or emphasis.
 _SENTENCE_OPENS = r"\s+(?=[A-Z0-9`\"'(\[*_])"

@@ -41,11 +41,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, key_terms, numerals, stem
+from ingest.context_sentences import leans_back
+from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, compound_parts, key_terms, numerals, stem
 
 from .reply import SENTENCE_ENDS, numbered, unemphasized, units
 from .spans import inside_code, sentence_starts
-from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Support, SupportChecker, numbers
+from .support import (
+    PARTIAL,
+    SUPPORTED,
+    UNIT_FAMILIES,
+    UNSUPPORTED,
+    DeterministicChecker,
+    Support,
+    SupportChecker,
+    numbers,
+)
 from .verify import Claim
 
 DECLINED = "NOT ANSWERED"
@@ -57,6 +67,9 @@ _DIGIT = re.compile(r"\d")
 _RESTATED = DeterministicChecker(partial_at=0.5)  # a model's sentence against the one quote sentence it may borrow
 _ITEM = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")  # a list item's marker, not part of its sentence
 RESTATES = 0.6  # share of what a sentence adds to the question (words and numbers) a quote's sentence must hold
+SAME_SUBJECT = 0.5  # … and of the words it shares with the question: the same thing is what it is about
+# What the quotes a sentence names lack (they may be the wrong quotes), as against what they contradict.
+_LACKED = ("number not in the quotes", "claim terms not in the quotes")
 MIN_TERMS = 2  # key terms or numbers a shown sentence carries: "Here's how you can do it:" says nothing to check
 # "The documentation states that …", "According to the docs, …": the sentence reports the quotes; what it reports
 # is what is checked (a "does not mention" keeps its negation, so the negation check still reads it).
@@ -271,13 +284,22 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
       adds to the question;
     - it is prose (no code block, list item or table row, no cut inside a code span) the visitor does not
       already read, for a model's sentence no shown sentence already says;
+    - it opens on its own subject (not "They …", "This …") and holds `SAME_SUBJECT` of the words the model's
+      sentence shares with the question, what it says it is about ("Replay jobs are retried 3 times" is no
+      sentence about webhook deliveries);
     - it is a sentence of a quote the model named, or, when none of those has one, of any quote it was given.
+
+    A sentence its quotes contradict (a negation, a number another name has) borrows nothing: what it meant is
+    not what the docs say, and a sentence beside it would hide that. One they lack a number or words for may
+    have named the wrong quote.
 
     The deterministic test, not the configured checker, so a model judge is never called again here. The
     model's words stay in the audit (`Sentence.instead_of`); visitors get the quote's sentence only.
     """
     if sentence.status not in (PARTIAL, UNSUPPORTED, _NAMES_NONE) or sentence.code:
         return None
+    if sentence.status == UNSUPPORTED and not all(r.startswith(_LACKED) for r in sentence.reasons):
+        return None  # the quotes it names say otherwise (a negation, another name's number): what it meant is wrong
     _, _, said_words = _said(sentence.text)
     claim, question = numerals(said_words), numerals(question)  # "three" and "3" are one number to every rule
     words = {term for term in key_terms(claim) - key_terms(question) if not _DIGIT.search(term)}  # numbers apart
@@ -287,7 +309,8 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     if any(key_terms(claim) | _values(claim) <= key_terms(numerals(s.text)) | _values(s.text) for s in shown):
         return None  # a shown sentence already says all it says
     taken = [key_terms(s.text) for s in shown]
-    restated = _without(claim, _values(question))  # "… got a 409 because …": the visitor's number, not a claim
+    restated = _without(claim, question)  # "… got a 409 because …": the visitor's number, not a claim
+    about = key_terms(claim) & key_terms(question)  # what the sentence says it is about
     named = [p for p in passages if p.number in sentence.passages]
     for group in (named, [p for p in passages if p not in named]) if named else (list(passages),):
         best: tuple[int, str, Passage] | None = None
@@ -296,8 +319,10 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
             for own in _prose_sentences(passage.quote):
                 terms = key_terms(own)
                 share = len(words & terms) + len(said & _values(own))
-                if share < RESTATES * (len(words) + len(said)) or not names <= _names(own):
-                    continue
+                if share < RESTATES * (len(words) + len(said)) or not names <= _names(own) or leans_back(own):
+                    continue  # "They are deleted after 30 days." is about whatever the sentence before names
+                if len(about & (terms | key_terms(compound_parts(own)))) < SAME_SUBJECT * len(about):
+                    continue  # "Replay jobs are retried 3 times" for a sentence about webhook deliveries
                 if _RESTATED.check(restated, [own]).status == UNSUPPORTED:
                     continue
                 if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):
@@ -313,10 +338,21 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     return None
 
 
-def _without(text: str, values: set[str]) -> str:
-    """The text without these numbers (their units stay: they are words of the sentence)."""
-    return NUMBER_WITH_UNIT.sub(lambda m: m.group() if m.group(1).replace(",", "") not in values else
-                                m.group()[len(m.group(1)):], text) if values else text
+def _without(text: str, question: str) -> str:
+    """The text without the numbers the question states, as the question states them: the same unit, or none
+    ("… got a 409 because …" says the visitor's 409 back; its "30 days" is not the question's "30 minutes").
+    Their units stay, as words of the sentence."""
+    asked = numbers(question)
+    bare = {number.split(" ")[0] for number in asked}
+
+    def drop(match: re.Match[str]) -> str:
+        stated = next(iter(numbers(match.group())), match.group(1))
+        value, _, unit = stated.partition(" ")
+        if stated in asked or (value in bare and unit not in UNIT_FAMILIES):
+            return match.group()[len(match.group(1)):]
+        return match.group()
+
+    return NUMBER_WITH_UNIT.sub(drop, text) if asked else text
 
 
 def _values(text: str) -> set[str]:
@@ -381,8 +417,9 @@ def _says_nothing(sentence: str, code: str) -> str:
 def _supporting(sentence: str, passages: Sequence[Passage],
                 checker: SupportChecker) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The fewest quotes that support an unnumbered sentence: the first that does alone, else the first two that
-    do together ("… is 4 seconds, and the `timeout` option changes it"). Never three or more: a checker may be a
-    model, so its calls stay few (measured: three or more showed no sentence more on any set).
+    do together, one part each ("… is 4 seconds, and the `timeout` option changes it": `_one_part_each`). Never
+    three or more: a checker may be a model, so its calls stay few (measured: three or more showed no sentence
+    more on any set).
 
     When none does, the sentence is dropped, and the audit is told how the closest quote fell short (the first
     that partly supports it, else the first quote), from the checks already made, so staff see why.
@@ -391,7 +428,7 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     for size in (1, 2):
         for group in itertools.combinations(passages, size):
             verdict = checker.check(sentence, [p.quote for p in group])
-            if verdict.status == SUPPORTED:
+            if verdict.status == SUPPORTED and (size == 1 or _one_part_each(sentence, group, checker)):
                 return tuple(p.number for p in group), ()
             if size == 1 and (closest is None or verdict.status == PARTIAL != closest[1].status):
                 closest = (group[0].number, verdict)
@@ -400,6 +437,23 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     number, verdict = closest
     how = "partly" if verdict.status == PARTIAL else "not"
     return (), (f"{how} supported by [{number}]: {'; '.join(verdict.reasons) or verdict.status}",)
+
+
+# Where a sentence joins two statements: "…; …", "… 30 days, and can be replayed …", "… but …".
+_JOINT = re.compile(r";\s+|,?\s+(?:and|but|while|whereas|so)\s+(?=[a-z`])")
+
+
+def _one_part_each(sentence: str, pair: Sequence[Passage], checker: SupportChecker) -> bool:
+    """Whether a sentence two quotes support together says two things, one from each: its parts (split where it
+    joins two statements) each at least partly borne out by one quote of the pair, and each quote bearing out a
+    part. "Webhook logs are deleted after 30 days." is one statement: its words from a quote on webhook logs and
+    its number from one on audit logs ("They are deleted after 30 days.") are no support for it."""
+    parts = [part for part in _JOINT.split(sentence) if part.strip()]
+    if len(parts) < 2:
+        return False
+    borne = [{i for i, passage in enumerate(pair) if checker.check(part, [passage.quote]).status != UNSUPPORTED}
+             for part in parts]
+    return all(borne) and any(0 in a and 1 in b for a, b in itertools.permutations(borne, 2))
 
 
 class Writer:

@@ -63,7 +63,3 @@ BOUND = re.compile(r"(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no more
 
 # Sentences that lean on the one before (`features.py`)
 
-# Openers that point back at the sentence before: alone, the quote says the opposite of the page or nothing.
-LEANS_BACK = re.compile(r"^(?:\*\*)?(?:however|but|otherwise|instead|conversely|still|even so|in (?:that|this|either) case|"
-                        r"if (?:so|not)|on other|for other|other|unlike|as a result|therefore|thus|this|that|these|those|"
-                        r"they|it|such|then|both|neither)\b", re.IGNORECASE)

@@ -32,13 +32,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ingest.context_sentences import asks_history, is_history, is_navigation
+from ingest.context_sentences import asks_history, is_history, is_navigation, leans_back
 from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
-from ..contract.spans import ITEM, ROW, SENTENCE, Unit, blocks, introduced_block, table_header, units
-from .english import LEANS_BACK
+from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, table_header, units
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
@@ -225,7 +224,7 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     for i, unit in enumerate(found):
         if is_navigation(unit.text):
             continue  # "See Pagination." points elsewhere and states nothing
-        if i and leans_back(unit) and found[i - 1].block == unit.block and found[i - 1].kind == unit.kind == SENTENCE:
+        if i and leans_back(unit.text) and found[i - 1].block == unit.block and found[i - 1].kind == unit.kind == SENTENCE:
             continue  # "On other plans, limits cannot be raised." is quoted with the sentence it answers
         run = [unit]
         for follower in found[i + 1 : i + MAX_UNITS] if unit.kind == SENTENCE else ():  # items and rows stand alone
@@ -242,11 +241,6 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
                             parts=tuple(_embedding_text(u.text, u.header) for u in run[:size]),
                             introduces=block[2] if block else "", shows=block[0] - start if block else 0))
     return out
-
-
-def leans_back(unit: Unit) -> bool:
-    """True for a sentence that reads only after the one before it ("Otherwise, …", "On other plans, …")."""
-    return bool(LEANS_BACK.match(unit.text))
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:

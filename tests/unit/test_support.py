@@ -202,8 +202,22 @@ def test_negation_is_read_against_the_sentence_that_says_what_the_claim_says(cla
      "Failed deliveries are retried three times with exponential backoff.", "supported"),
     ("A test with `retries: 2` runs at most three times.", "A test with `retries: 2` runs at most 3 times.",
      "supported"),
-    ("Pick one of the regions when you create the project.",
-     "Pick one of the regions when you create the project.", "supported"),
+    ("A workspace has only one plan.", "A workspace has exactly one plan.", "supported"),
+    # found in review: a scale word, a pronoun "one", a word in code or a URL, "twice" and "seven-day" are read right
+    ("An endpoint is disabled after one hundred failed deliveries.",
+     "An endpoint is disabled after 1 day of failed deliveries, at most 20 attempts.", "unsupported"),
+    ("A workspace can have 1 API key.", "A workspace can have several API keys; create a new one for each service.",
+     "unsupported"),
+    ("Setup with ferry init takes 3 minutes.", "Setup with `ferry init --preset three` takes a few minutes.",
+     "unsupported"),
+    ("Setup takes 3 minutes.", "Setup takes a few minutes; see https://docs.example.com/guides/three for details.",
+     "unsupported"),
+    ("Failed deliveries are retried twice.", "Failed deliveries are retried three times.", "unsupported"),
+    ("Failed deliveries are retried 2 times.", "Failed deliveries are retried twice.", "supported"),
+    ("Every workspace starts with a seven-day trial.", "Every workspace starts with a thirty-day trial.",
+     "unsupported"),
+    ("You can have only one active endpoint per workspace.", "You can have only three active endpoint per workspace.",
+     "unsupported"),
 ])
 def test_numbers_written_as_words_are_numbers(claim, quote, status):
     assert DeterministicChecker(supported_at=1.0).check(claim, [quote]).status == status

@@ -64,8 +64,15 @@ def test_numbers_written_as_words_read_as_digits_where_they_count_something() ->
     from ingest.text import numerals
 
     assert numerals("retried three times, Twenty-five seconds, forty two days") == "retried 3 times, 25 seconds, 42 days"
-    assert numerals("kept for one year; one or more endpoints") == "kept for 1 year; 1 or more endpoints"
-    # a pronoun, or part of a hyphened word, says no amount
-    for text in ("one of the plans", "no one", "the one you need", "one by one", "a one-time code", "two-factor login",
-                 "someone", "ones"):
+    assert numerals("kept for one year; only one active key; incremented by one.") == (
+        "kept for 1 year; only 1 active key; incremented by 1.")
+    assert numerals("one hundred deliveries, five thousand calls, forty\ntwo times") == (
+        "100 deliveries, 5000 calls, 42 times")
+    assert numerals("retried twice; retried once. once a day; a seven-day trial") == (
+        "retried 2 times; retried 1 time. 1 time a day; a 7-day trial")
+    # a pronoun, a conjunction, part of a hyphened word, code, a path or a URL says no amount
+    for text in ("one of the plans", "no one", "the one you need", "create a new one for each service.",
+                 "when one is set", "one or more endpoints", "a one-time code", "two-factor login", "someone", "ones",
+                 "once you deploy", "run `ferry init --preset three`", "see https://docs.example.com/guides/three",
+                 "a seven-member team"):
         assert numerals(text) == text

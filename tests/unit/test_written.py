@@ -561,7 +561,7 @@ def test_a_number_the_question_lacks_is_enough_to_borrow_the_sentence_that_state
     assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried 3 times [1].", attempts,
                      asked) == ["An endpoint set to `max_attempts: 2` is tried up to 3 times before it is disabled."]
     assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried 2 times [1].", attempts,
-                     asked) == []  # "2 times" is in no sentence of the quote
+                     asked) == []  # it says only the question's number back: nothing to borrow
     assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried three times [1].", attempts,
                      asked) == ["An endpoint set to `max_attempts: 2` is tried up to 3 times before it is disabled."]
     assert _borrowed("If max_attempts is 2, a failing delivery will actually be tried 3 times [1].",
@@ -675,3 +675,41 @@ def test_what_visitors_receive_of_a_borrowed_sentence_names_none_of_the_models_w
     public = str(written_json(written))
     assert shown.text in public and "Whatever" not in public and "stay" not in public
     assert "Whatever your plan" in str(written_json(written, full=True))
+
+
+HOOK = Passage(1, "Webhook logs are listed on the Deliveries page.", "Logs", 0)
+AUDIT = Passage(2, "Audit logs can be exported as CSV. They are deleted after 30 days.", "Audit log", 1)
+
+
+def test_a_borrowed_sentence_is_about_what_the_models_sentence_is_about():
+    """Found in review: with any quote to borrow from, "Webhook logs are deleted after 30 days [1]" took the audit
+    log's "They are deleted after 30 days." and told the visitor something the docs say of another thing."""
+    assert not read_reply("Webhook logs are deleted after 30 days [1].", [HOOK, AUDIT], CHECK,
+                          question="How long are webhook logs kept?").sentences
+    strings = Passage(2, "Beside translated content, you can translate the default UI strings, such as the heading "
+                         "of this page, into the selected language.", "i18n", 1)
+    fallback = Passage(1, "Pages are built for every locale you configure.", "i18n", 0)
+    assert not read_reply("French visitors see the content of that page in the default language [1].",
+                          [fallback, strings], CHECK,
+                          question="If a page isn't translated to French, what do French visitors see?").sentences
+
+
+def test_a_sentence_its_quote_contradicts_borrows_nothing():
+    """Found in review: "Yes, Free plans include SSO [1]" over "Free plans do not include SSO. Enterprise plans
+    include SSO and audit logs." borrowed the Enterprise sentence, and the "no" the docs give went missing."""
+    sso = Passage(1, "Free plans do not include SSO. Enterprise plans include SSO and audit logs.", "Plans", 0)
+    written = read_reply("Yes, Free plans include SSO and audit logs [1].", [sso], CHECK,
+                         question="does the free tier come with sso?")
+    assert not written.sentences and "negation" in written.dropped[0].reasons[0]
+
+
+def test_two_quotes_support_a_sentence_together_only_when_each_says_a_part_of_it():
+    """Found in review: "Webhook logs are deleted after 30 days." (no quote number) was shown resting on a quote
+    about webhook logs and one whose "They are deleted after 30 days." is about audit logs."""
+    stitched = read_reply("Webhook logs are deleted after 30 days.", [HOOK, AUDIT], CHECK,
+                          question="How long are webhook logs kept?")
+    assert not stitched.sentences and stitched.dropped[0].status == "names no quote"
+    joined = read_reply("Webhook logs are listed on the Deliveries page, and audit logs can be exported as CSV.",
+                        [HOOK, AUDIT], CHECK, question="Where are logs?")
+    assert [s.passages for s in joined.sentences] == [(1, 2)]
+
