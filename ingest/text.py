@@ -105,38 +105,46 @@ NUMBER_WITH_UNIT = re.compile(rf"(?<![\w.])({_NUMERAL})(?:\s*(%|[a-z]+))?")
 _ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _WORD_VALUE = {word: value for value, word in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
-# A number in words ("three", "twenty-five", "forty two", "five thousand", "seven-day"), never a part of a hyphened
-# word ("one-time", "two-factor"), a path, a URL or an option value (`--preset three`, "/guides/three").
-_NUMBER_IN_WORDS = re.compile(
-    rf"(?<![\w\-/=:@.])(?:(?P<tens>{'|'.join(_TENS)})(?:[-\s]+(?P<ones_of_tens>{'|'.join(_ONES[1:10])}))?|"
-    rf"(?P<ones>{'|'.join(_ONES)}))(?:\s+(?P<scale>{'|'.join(_SCALES)}))?"
+_NUMBER_WORD = "|".join((*_TENS, *_ONES, *_SCALES))
+# A run of number words on one line ("three", "twenty-five", "forty two", "two hundred and fifty"), never a part of
+# a hyphened word ("one-time", "two-factor"), a path, a URL or an option value ("/guides/three"); before a time
+# unit a hyphen may follow ("a seven-day trial").
+_NUMBER_RUN = re.compile(
+    rf"(?<![\w\-/=:@.])(?:{_NUMBER_WORD})(?:(?:-|[ \t]+(?:and[ \t]+)?)(?:{_NUMBER_WORD}))*"
     r"(?=-(?:second|minute|hour|day|week|month|year)s?\b|(?![\w\-/]))", re.IGNORECASE)
-# "twice" counts; "once" counts when nothing follows it or "a day", "per hour", "more" does ("once you deploy" is when).
-_TIMES_IN_WORDS = re.compile(r"(?<![\w\-/])(?:(?P<twice>twice)|(?P<once>once)(?=\s*(?:[.,;:!?)]|$)|\s+(?:a|an|per|every|more|"
+_RUN_WORD = re.compile(rf"{_NUMBER_WORD}", re.IGNORECASE)
+# Digits before a scale word: "2 million events" states 2000000, as "two million events" does.
+_SCALED = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)[ \t]+({'|'.join(_SCALES)})\b(?![ \t]+(?:and[ \t]+)?(?:\d|{_NUMBER_WORD}))",
+                     re.IGNORECASE)
+# "twice" counts; "once" counts when nothing follows it or "per …", "every …", "more", "again" does ("once you
+# deploy", "once a delivery fails" say when).
+_TIMES_IN_WORDS = re.compile(r"(?<![\w\-/])(?:(?P<twice>twice)|(?P<once>once)(?=\s*(?:[.,;:!?)]|$)|[ \t]+(?:per|every|more|"
                              r"again)\b))(?![\w\-/])", re.IGNORECASE)
-# "one" is a pronoun as often as a number ("one of", "no one", "a new one for each service", "when one is set"): it
-# counts before a word it counts ("one endpoint", "one active key"), or after a word that asks for an amount
-# ("by one", "only one", "exactly one"), and never after a word that makes it a pronoun.
-_ONE_PRONOUN_AFTER = frozenset(
-    ["of", "another", "by", "or", "and", "is", "are", "was", "were", "will", "can", "could", "should", "must", "may", "might", "for", "yet", "to", "in", "at", "on", "that", "which", "who", "you", "we", "they", "it", "its", "with", "from", "per", "as", "if", "when", "than", "has", "have", "had", "does", "do", "did"])
-_ONE_PRONOUN_BEFORE = frozenset(
-    ["no", "any", "every", "each", "the", "this", "that", "which", "some", "such", "a", "an", "last", "new", "other", "another", "same", "right", "wrong", "first", "next"])
-_ONE_COUNTS_AFTER = frozenset(["by", "to", "than", "only", "exactly", "just", "least", "most", "from"])
-_WORD_AROUND = re.compile(r"[A-Za-z]+")
+# "one" is a pronoun as often as a number ("one of", "no one", "a new one", "when one is set", "one at a time"): it
+# is read as 1 only where nothing else is meant, before a unit of time ("one day", "one time") or after a word
+# asking for an amount ("only one", "exactly one", "by one", "from one to five"); elsewhere it stays a word, which
+# a quote must then use.
+_ONE_BEFORE_UNIT = re.compile(r"[ \t]+(?:second|minute|hour|day|night|week|month|quarter|year|time)s?\b", re.IGNORECASE)
+_ONE_AFTER = re.compile(r"(?:^|[ \t])(?:only|exactly|just|than|by|least|most|from|between)[ \t]+$", re.IGNORECASE)
+# A code span (any run of backticks closed by the same run) or a fenced block: left as written.
+_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 
 
-def _one_counts(text: str, start: int, end: int) -> bool:
-    """Whether the "one" at text[start:end] counts something (a few words around it decide, never the whole text)."""
-    before = _WORD_AROUND.findall(text[max(0, start - 24):start])
-    previous = before[-1].lower() if before and text[start - 1:start].isspace() else ""
-    if previous in _ONE_PRONOUN_BEFORE:
-        return False
-    following = re.match(r"\s+([A-Za-z]+)", text[end:end + 24])
-    if following:
-        return following.group(1).lower() not in _ONE_PRONOUN_AFTER
-    return previous in _ONE_COUNTS_AFTER
+def _run_value(run: str) -> int | None:
+    """The value of a run of number words in one of the forms prose writes ("seven", "twenty-five", "forty two",
+    "two hundred", "five thousand"); None for any other run ("two hundred and fifty", "one two"): left as words."""
+    words = [w.lower() for w in _RUN_WORD.findall(run)]
+    scale = _SCALES.get(words[-1], 1) if len(words) > 1 else 1
+    head = words[:-1] if scale > 1 else words
+    if len(head) == 1 and head[0] in _WORD_VALUE:
+        value = _WORD_VALUE[head[0]]
+    elif len(head) == 2 and head[0] in _TENS and head[1] in _ONES[1:10]:
+        value = _WORD_VALUE[head[0]] + _WORD_VALUE[head[1]]
+    else:
+        return None
+    return value * scale if value or scale == 1 else None
 
 
 def numerals(text: str) -> str:
@@ -144,25 +152,34 @@ def numerals(text: str) -> str:
 
     A claim and its quote may spell one number two ways, and a number rule that reads only digits lets "retried
     three times" pass against "retried five times" (only a word differs) while it rejects "3 times" against
-    "three times". So the support checker reads both through this ("twice" is "2 times", "five thousand" 5000).
-    "one" is read as 1 only where it counts something (`_one_counts`); code spans and blocks are left as written.
+    "three times". So the support checker reads both through this ("twice" is "2 times", "five thousand" and
+    "5 thousand" are 5000). A run of number words in another form stays words, as does "one" where it may be a
+    pronoun, so the check fails closed on them; code spans and blocks are left as written. The same words read
+    the same way wherever they stand: only the characters on their line decide.
     """
     def digits(match: re.Match[str]) -> str:
-        if match["ones"] and match["ones"].lower() == "one" and not match["scale"] and not _one_counts(
-                match.string, match.start(), match.end()):
-            return match.group()
-        value = _WORD_VALUE[(match["ones"] or match["tens"]).lower()]
-        value += _WORD_VALUE[match["ones_of_tens"].lower()] if match["ones_of_tens"] else 0
-        return str(value * _SCALES[match["scale"].lower()] if match["scale"] else value)
+        run = match.group()
+        if run.lower() == "one" and not (_ONE_BEFORE_UNIT.match(match.string, match.end())
+                                         or _ONE_AFTER.search(match.string[max(0, match.start() - 12):match.start()])):
+            return run
+        value = _run_value(run)
+        return run if value is None else str(value)
+
+    def scaled(match: re.Match[str]) -> str:
+        value = float(match.group(1)) * _SCALES[match.group(2).lower()]
+        return str(int(value)) if value == int(value) else match.group()
 
     def times(match: re.Match[str]) -> str:
         return "2 times" if match["twice"] else "1 time"
 
+    def plain(part: str) -> str:
+        return _SCALED.sub(scaled, _TIMES_IN_WORDS.sub(times, _NUMBER_RUN.sub(digits, part)))
+
     out, at = [], 0
-    for code in _CODE.finditer(text):
-        out += [_TIMES_IN_WORDS.sub(times, _NUMBER_IN_WORDS.sub(digits, text[at:code.start()])), code.group()]
+    for code in _CODE_SPAN.finditer(text):
+        out += [plain(text[at:code.start()]), code.group()]
         at = code.end()
-    out.append(_TIMES_IN_WORDS.sub(times, _NUMBER_IN_WORDS.sub(digits, text[at:])))
+    out.append(plain(text[at:]))
     return "".join(out)
 
 

@@ -127,8 +127,8 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     if not names:
         return ""
     said = [({_bare(n) for n in found}, any(" " in n for n in found), _named(unit))
-            for quote in quotes for unit in _units(quote) for found in [numbers(unit)]]
-    for unit in _units(claim):
+            for quote in quotes for unit in sentence_units(quote) for found in [numbers(unit)]]
+    for unit in sentence_units(claim):
         before = 0
         for match in NUMBER_WITH_UNIT.finditer(unit):
             value = match.group(1).replace(",", "")
@@ -160,7 +160,7 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     back that way.
     """
     said = " ".join(normalize(claim).text.split())
-    sentences = {q: [normalize(u).text for u in _units(q)] for q in quotes}
+    sentences = {q: [normalize(u).text for u in sentence_units(q)] for q in quotes}
     whole = {q for q in quotes if said == " ".join(normalize(q).text.split())}
     points_back = any(_denies_back(u) for q in quotes if q not in whole for u in sentences[q])
     if whole and not points_back:
@@ -189,7 +189,7 @@ def _named(text: str) -> set[str]:
     return {stem(w.lower()) for w in _CAPITALIZED.findall(text)}
 
 
-def _units(text: str) -> list[str]:
+def sentence_units(text: str) -> list[str]:
     """A text's sentences, each cut again at a blank line and where a list item or a table row starts (a hard
     line break inside a sentence is not a cut)."""
     starts = sentence_starts(text) or (0,)
@@ -218,7 +218,8 @@ class DeterministicChecker:
         claim, quotes = numerals(claim), [numerals(q) for q in quotes]  # "three times" is "3 times" to every rule
         evidence = " ".join(quotes)
         reasons: list[str] = []
-        claim_numbers, evidence_numbers = numbers(claim), numbers(evidence)
+        # quote by quote: joined, the end of one quote and the start of the next would read as one text
+        claim_numbers, evidence_numbers = numbers(claim), set().union(*(numbers(q) for q in quotes))
         evidence_bare = {_bare(n) for n in evidence_numbers}
         missing = sorted(
             n for n in claim_numbers

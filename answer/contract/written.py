@@ -55,6 +55,7 @@ from .support import (
     Support,
     SupportChecker,
     numbers,
+    sentence_units,
 )
 from .verify import Claim
 
@@ -315,8 +316,13 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     for group in (named, [p for p in passages if p not in named]) if named else (list(passages),):
         best: tuple[int, str, Passage] | None = None
         for passage in group:
+            contradicted = _RESTATED.check(restated, [passage.quote])
+            if contradicted.status == UNSUPPORTED and not all(r.startswith(_LACKED) for r in contradicted.reasons):
+                continue  # "Yes, Free plans include SSO" over "Free plans do not include SSO. Enterprise plans …"
             names = _names(claim) & (_names(question) | _names(passage.quote))
             for own in _prose_sentences(passage.quote):
+                if _POINTS_BACK.search(_subject(own)) and not _opens(passage.quote, own):
+                    continue  # "After 30 days, these logs are deleted.": which logs, the sentence before says
                 terms = key_terms(own)
                 share = len(words & terms) + len(said & _values(own))
                 if share < RESTATES * (len(words) + len(said)) or not names <= _names(own) or leans_back(own):
@@ -353,6 +359,22 @@ def _without(text: str, question: str) -> str:
         return match.group()
 
     return NUMBER_WITH_UNIT.sub(drop, text) if asked else text
+
+
+# Words that point back at what an earlier sentence names.
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|these|those|such)\b", re.IGNORECASE)
+
+
+def _subject(sentence: str) -> str:
+    """What a sentence says something of: its words before its first verb ("After 30 days, these logs" in "After
+    30 days, these logs are deleted."), or the whole sentence when no verb is found."""
+    verb = _VERB.search(f" {sentence} ")
+    return sentence[:verb.start()] if verb else sentence
+
+
+def _opens(quote: str, sentence: str) -> bool:
+    """Whether the sentence opens its quote (a list item's marker aside): nothing before it to point back at."""
+    return _ITEM.sub("", quote.strip(), count=1).startswith(sentence)
 
 
 def _values(text: str) -> set[str]:
@@ -428,7 +450,7 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     for size in (1, 2):
         for group in itertools.combinations(passages, size):
             verdict = checker.check(sentence, [p.quote for p in group])
-            if verdict.status == SUPPORTED and (size == 1 or _one_part_each(sentence, group, checker)):
+            if verdict.status == SUPPORTED and (size == 1 or _one_part_each(sentence, group)):
                 return tuple(p.number for p in group), ()
             if size == 1 and (closest is None or verdict.status == PARTIAL != closest[1].status):
                 closest = (group[0].number, verdict)
@@ -440,20 +462,40 @@ def _supporting(sentence: str, passages: Sequence[Passage],
 
 
 # Where a sentence joins two statements: "…; …", "… 30 days, and can be replayed …", "… but …".
-_JOINT = re.compile(r";\s+|,?\s+(?:and|but|while|whereas|so)\s+(?=[a-z`])")
+_JOINT = re.compile(r";\s+|(?<!\s),?\s+(?:and|but|while|whereas|so)\s+(?=[a-z`])")
+# A statement that opens on its verb ("… and can be replayed from the dashboard") says it of the subject before.
+_OPENS_ON_VERB = re.compile(r"^(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|"
+                            r"does|do|did|gets?|needs?|stays?|keeps?)\b", re.IGNORECASE)
+_VERB = re.compile(r"\s(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|does|do|"
+                   r"did)\s", re.IGNORECASE)
+_PART = DeterministicChecker()  # one part against one quote sentence: the deterministic test, never a model's call
 
 
-def _one_part_each(sentence: str, pair: Sequence[Passage], checker: SupportChecker) -> bool:
-    """Whether a sentence two quotes support together says two things, one from each: its parts (split where it
-    joins two statements) each at least partly borne out by one quote of the pair, and each quote bearing out a
-    part. "Webhook logs are deleted after 30 days." is one statement: its words from a quote on webhook logs and
-    its number from one on audit logs ("They are deleted after 30 days.") are no support for it."""
-    parts = [part for part in _JOINT.split(sentence) if part.strip()]
-    if len(parts) < 2:
+def _one_part_each(sentence: str, pair: Sequence[Passage]) -> bool:
+    """Whether a sentence two quotes support together says two things, one from each.
+
+    Split where it first joins two statements, each part (a part opening on its verb read with the subject of the
+    first: "Retained events are kept for 30 days and can be replayed" → "Retained events can be replayed") must be
+    supported by one sentence of one quote of the pair, a sentence that does not lean on the one before it, and
+    each quote must support a part. "Webhook logs are deleted after 30 days." is one statement: its words from a
+    quote on webhook logs and its number from one on audit logs ("They are deleted after 30 days.") are no
+    support for it, nor for "Webhook logs are listed on the Deliveries page and are deleted after 30 days."
+    """
+    parts = [part.strip() for part in _JOINT.split(sentence, maxsplit=1)]
+    if len(parts) != 2 or not all(parts):
         return False
-    borne = [{i for i, passage in enumerate(pair) if checker.check(part, [passage.quote]).status != UNSUPPORTED}
-             for part in parts]
-    return all(borne) and any(0 in a and 1 in b for a, b in itertools.permutations(borne, 2))
+    first, second = parts
+    if _OPENS_ON_VERB.match(second):
+        subject = _subject(first)
+        if subject == first:
+            return False
+        second = f"{subject.strip()} {second}"
+    if any(len(key_terms(part)) + len(numbers(part)) < MIN_TERMS for part in (first, second)):
+        return False
+    said = [[u for u in sentence_units(p.quote) if not leans_back(u.strip())] for p in pair]
+    borne = [{i for i, found in enumerate(said) if any(_PART.check(part, [u]).status == SUPPORTED for u in found)}
+             for part in (first, second)]
+    return (0 in borne[0] and 1 in borne[1]) or (1 in borne[0] and 0 in borne[1])
 
 
 class Writer:

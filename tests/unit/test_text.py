@@ -66,13 +66,18 @@ def test_numbers_written_as_words_read_as_digits_where_they_count_something() ->
     assert numerals("retried three times, Twenty-five seconds, forty two days") == "retried 3 times, 25 seconds, 42 days"
     assert numerals("kept for one year; only one active key; incremented by one.") == (
         "kept for 1 year; only 1 active key; incremented by 1.")
-    assert numerals("one hundred deliveries, five thousand calls, forty\ntwo times") == (
-        "100 deliveries, 5000 calls, 42 times")
-    assert numerals("retried twice; retried once. once a day; a seven-day trial") == (
-        "retried 2 times; retried 1 time. 1 time a day; a 7-day trial")
+    assert numerals("one hundred deliveries, five thousand calls, 2 million events") == (
+        "100 deliveries, 5000 calls, 2000000 events")
+    # one number is one run of words on one line, in a form prose writes; any other run stays words
+    assert numerals("Limits:\n- Seats: twenty\n- Three projects") == "Limits:\n- Seats: 20\n- 3 projects"
+    assert numerals("two hundred fifty requests; one hundred and fifty; five hundred thousand") == (
+        "two hundred fifty requests; one hundred and fifty; five hundred thousand")
+    assert numerals("retried twice; retried once. once per day; a seven-day trial") == (
+        "retried 2 times; retried 1 time. 1 time per day; a 7-day trial")
     # a pronoun, a conjunction, part of a hyphened word, code, a path or a URL says no amount
     for text in ("one of the plans", "no one", "the one you need", "create a new one for each service.",
-                 "when one is set", "one or more endpoints", "a one-time code", "two-factor login", "someone", "ones",
-                 "once you deploy", "run `ferry init --preset three`", "see https://docs.example.com/guides/three",
-                 "a seven-member team"):
+                 "when one is set", "one or more endpoints", "events one at a time", "a one-time code",
+                 "two-factor login", "someone", "ones", "once you deploy", "Once a delivery fails",
+                 "run `ferry init --preset three`", "press `` ` `` or `--preset three`", "see https://example.com/guides/three",
+                 "a seven-member team", "No. One SSO connection"):
         assert numerals(text) == text

@@ -30,6 +30,7 @@ from tests.fakes import make_chunk
 from tests.unit.test_outcomes import EXPORT, RETENTION, Fixed
 
 CHECK = DeterministicChecker()
+WRITTEN_CHECK = DeterministicChecker(supported_at=1.0)  # the written answers' own (answer/services.py)
 RETAINED = Passage(1, "Events are retained for 30 days on every plan.", "Retention", 0)
 REPLAY = Passage(2, "Retained events can be replayed from the dashboard.", "Retention", 0)
 ASKED = "How long are events kept?"  # the question the scripted replies answer, unless a test asks its own
@@ -90,12 +91,12 @@ def test_a_sentence_without_numbers_rests_on_the_one_quote_that_supports_it():
 
 
 def test_a_sentence_without_numbers_that_no_quote_supports_alone_rests_on_the_fewest_that_do_together():
-    """"Retained events are kept 30 days and can be replayed …" needs both quotes: it names both, and only them."""
-    sentence = "Retained events are kept for 30 days and can be replayed from the dashboard."
+    """"Events are retained for 30 days and can be replayed …" needs both quotes: it names both, and only them."""
+    sentence = "Events are retained for 30 days and can be replayed from the dashboard."
     assert all(CHECK.check(sentence, [p.quote]).status != "supported" for p in (RETAINED, REPLAY, INSTALL))
     written = read_reply(sentence, [INSTALL, RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in written.sentences] == [(sentence, (1, 2))]
-    wrong = read_reply("Retained events are kept for 90 days and can be replayed from the dashboard.",
+    wrong = read_reply("Events are retained for 90 days and can be replayed from the dashboard.",
                        [INSTALL, RETAINED, REPLAY], CHECK, question=ASKED)  # no quote, alone or together, states 90 days
     assert not written.dropped and not wrong.sentences and wrong.dropped[0].status == "names no quote"
 
@@ -712,4 +713,43 @@ def test_two_quotes_support_a_sentence_together_only_when_each_says_a_part_of_it
     joined = read_reply("Webhook logs are listed on the Deliveries page, and audit logs can be exported as CSV.",
                         [HOOK, AUDIT], CHECK, question="Where are logs?")
     assert [s.passages for s in joined.sentences] == [(1, 2)]
+    # nor one whose second part says something of another thing, or leans on the sentence before
+    for reply in ("Webhook logs are listed on the Deliveries page and are deleted after 30 days.",
+                  "Webhook and audit logs are deleted after 30 days.",
+                  "Webhook logs are deleted after 30 days, and are listed on the Deliveries page."):
+        assert not read_reply(reply, [HOOK, AUDIT], WRITTEN_CHECK, question="How long are webhook logs kept?"
+                              ).sentences, reply
+    named = Passage(2, "Audit logs can be exported as CSV. Audit logs are deleted after 30 days.", "Audit log", 1)
+    assert not read_reply("Webhook logs are listed on the Deliveries page and are deleted after 30 days.", [HOOK, named],
+                          WRITTEN_CHECK, question="How long are webhook logs kept?").sentences
+
+
+def test_a_borrowed_sentence_never_points_back_at_what_its_quote_named_before():
+    """Found in review: "After 30 days, these logs are deleted." is about the audit logs of the sentence before."""
+    these = Passage(2, "Audit logs can be exported as CSV. After 30 days, these logs are deleted.", "Audit log", 1)
+    assert not read_reply("Webhook logs are deleted after 30 days [1].", [HOOK, these], CHECK,
+                          question="How long are webhook logs kept?").sentences
+    otherwise = Passage(2, "On Enterprise, logs are kept for a year. Otherwise, webhook logs are deleted after 30 days.",
+                        "Logs", 1)
+    assert not read_reply("Webhook logs are removed after 30 days [1].", [HOOK, otherwise], CHECK,
+                          question="How long are webhook logs kept?").sentences  # "Otherwise" leans on the one before
+    own = Passage(2, "Logs can be exported as CSV. After 30 days, webhook logs are deleted.", "Logs", 1)
+    assert [s.text for s in read_reply("Webhook logs are removed after 30 days [1].", [HOOK, own], CHECK,
+                                       question="How long are webhook logs kept?").sentences] == [
+        "After 30 days, webhook logs are deleted."]
+
+
+def test_a_sentence_naming_no_quote_borrows_nothing_from_a_quote_that_contradicts_it():
+    """Found in review: without a quote number, "Yes, Free plans include SSO" still borrowed the Enterprise
+    sentence of a quote saying Free plans do not include it."""
+    sso = Passage(1, "Free plans do not include SSO. Enterprise plans include SSO and audit logs.", "Plans", 0)
+    assert not read_reply("Yes, Free plans include SSO and audit logs.", [sso], CHECK,
+                          question="does the free tier come with sso?").sentences
+
+
+def test_only_a_number_the_question_states_with_the_same_unit_is_the_visitors():
+    """"30 days" is not the question's "30 minutes": the borrowed sentence must still state it."""
+    minutes = Passage(1, "Sessions end after 30 minutes of inactivity. Exports are kept for 7 days.", "Limits", 0)
+    assert not read_reply("Exports are kept for 30 days after the session [1].", [minutes], CHECK,
+                          question="Do exports last 30 minutes?").sentences
 
