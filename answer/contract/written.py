@@ -285,9 +285,10 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
       adds to the question;
     - it is prose (no code block, list item or table row, no cut inside a code span) the visitor does not
       already read, for a model's sentence no shown sentence already says;
-    - it opens on its own subject (not "They …", "This …") and holds `SAME_SUBJECT` of the words the model's
-      sentence shares with the question, what it says it is about ("Replay jobs are retried 3 times" is no
-      sentence about webhook deliveries);
+    - it is about its own subject (not "They …", "Otherwise, …", "After 30 days, these logs …" unless it opens
+      its quote), and, from a quote the model's sentence did not name, holds `SAME_SUBJECT` of the words the
+      model's sentence shares with the question, what it says it is about (a sentence on translating the UI
+      strings is no answer to what French visitors see of an untranslated page);
     - it is a sentence of a quote the model named, or, when none of those has one, of any quote it was given.
 
     A sentence its quotes contradict (a negation, a number another name has) borrows nothing: what it meant is
@@ -327,8 +328,8 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
                 share = len(words & terms) + len(said & _values(own))
                 if share < RESTATES * (len(words) + len(said)) or not names <= _names(own) or leans_back(own):
                     continue  # "They are deleted after 30 days." is about whatever the sentence before names
-                if len(about & (terms | key_terms(compound_parts(own)))) < SAME_SUBJECT * len(about):
-                    continue  # "Replay jobs are retried 3 times" for a sentence about webhook deliveries
+                if passage not in named and len(about & (terms | key_terms(compound_parts(own)))) < SAME_SUBJECT * len(about):
+                    continue  # from a quote it did not name: a sentence on translating UI strings for one on pages
                 if _RESTATED.check(restated, [own]).status == UNSUPPORTED:
                     continue
                 if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):

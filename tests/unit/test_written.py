@@ -724,6 +724,16 @@ def test_two_quotes_support_a_sentence_together_only_when_each_says_a_part_of_it
                           WRITTEN_CHECK, question="How long are webhook logs kept?").sentences
 
 
+def test_a_quote_the_sentence_names_may_say_its_subject_in_other_words():
+    """Measured (cypress): "The browser viewport size is set to 1000px by default [1]." over a quote naming
+    `cy.viewport()`, not "browser", "viewport" or "size": the quote it names is what it meant."""
+    viewport = Passage(1, "By default, until you issue a `cy.viewport()` command, Cypress sets the width to `1000px` "
+                          "and the height to `660px` by default.", "Viewport", 0)
+    written = read_reply("The browser viewport size is set to 1000px by default [1].", [viewport], WRITTEN_CHECK,
+                         question="What size is the browser viewport if I never call cy.viewport?")
+    assert [s.text for s in written.sentences] == [viewport.quote]
+
+
 def test_a_borrowed_sentence_never_points_back_at_what_its_quote_named_before():
     """Found in review: "After 30 days, these logs are deleted." is about the audit logs of the sentence before."""
     these = Passage(2, "Audit logs can be exported as CSV. After 30 days, these logs are deleted.", "Audit log", 1)
