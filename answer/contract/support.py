@@ -175,14 +175,46 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
 
 
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|they|them|it|its|such)\b", re.IGNORECASE)
-# "without it" names a condition on the thing pointed back to ("The file is optional; without it, the CLI uses the
-# defaults"), never a denial of what was said of it ("this is no longer the case")
-_WITHOUT_IT = re.compile(r"\bwithout (?:this|that|these|those|them|it)\b", re.IGNORECASE)
+# "without …" names a condition ("The file is optional; without it, the CLI uses the defaults"; "This loads fast,
+# without requiring a download"), never a denial of what was said before ("this is no longer the case")
+_WITHOUT = re.compile(r"\bwithout\b[^,.;:]*", re.IGNORECASE)
 
 
 def _denies_back(sentence: str) -> bool:
     """Whether a sentence's negation points back, so that it may deny another sentence of its quote."""
-    return bool(_POINTS_BACK.search(sentence)) and has_negation(_WITHOUT_IT.sub(" ", sentence))
+    return bool(_POINTS_BACK.search(sentence)) and has_negation(_WITHOUT.sub(" ", sentence))
+
+
+_LEAD_WORD = re.compile(r"[`*_\"'(\[]*([A-Za-z][\w.\-]*)")
+
+
+def swapped_names(claim: str, quotes: Sequence[str]) -> str:
+    """Why the claim says of one name what its quote says of another ("" when it does not).
+
+    "TypeScript ships with official type declarations for Cypress." has every word of "Cypress ships with
+    official type declarations for TypeScript.": the key terms pass a claim that turns its quote around. So a
+    claim opening with one name is unsupported by a quote sentence that opens with another name the claim names
+    later, and names the first later itself. A name is a word written with a capital where it is not a
+    sentence's first word; a sentence the claim says word for word is its own.
+    """
+    said = normalize(claim).text
+    lead = _LEAD_WORD.match(claim.strip())
+    if lead is None or not lead.group(1)[:1].isupper() or any(said in normalize(q).text for q in quotes):
+        return ""
+    first, after = lead.group(1), claim.strip()[lead.end():]
+    for quote in quotes:
+        for unit in sentence_units(quote):
+            opens = _LEAD_WORD.match(unit.strip())
+            if opens is None or opens.group(1).lower() == first.lower() or normalize(unit).text.strip() in said:
+                continue
+            other = opens.group(1)
+            if other[:1].isupper() and _written(other, after) and _written(first, unit.strip()[opens.end():]):
+                return f"the quotes say it of {other}, not of {first}"
+    return ""
+
+
+def _written(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def _named(text: str) -> set[str]:
@@ -230,6 +262,9 @@ class DeterministicChecker:
         misbound = misbound_number(claim, quotes) if claim_numbers else ""
         if misbound:
             return Support(UNSUPPORTED, (misbound,))
+        swapped = swapped_names(claim, quotes)
+        if swapped:
+            return Support(UNSUPPORTED, (swapped,))
         if not _negation_agrees(claim, quotes, evidence):
             return Support(UNSUPPORTED, ("negation differs between claim and quotes",))
         absolute = sorted(absolutes(claim) - absolutes(evidence))

@@ -221,3 +221,30 @@ def test_negation_is_read_against_the_sentence_that_says_what_the_claim_says(cla
 ])
 def test_numbers_written_as_words_are_numbers(claim, quote, status):
     assert DeterministicChecker(supported_at=1.0).check(claim, [quote]).status == status
+
+
+def test_a_claim_that_turns_its_quote_around_between_two_names_is_unsupported():
+    """Measured with the local 1.5B model (cypress): "TypeScript ships with official type declarations for
+    Cypress." was shown over "Cypress ships with official type declarations for TypeScript.": every word matched."""
+    quote = ["Cypress ships with official type declarations for TypeScript."]
+    check = DeterministicChecker(supported_at=1.0)
+    turned = check.check("TypeScript ships with official type declarations for Cypress.", quote)
+    assert turned.status == "unsupported" and "Cypress" in turned.reasons[0]
+    for claim in ("Cypress ships with official type declarations for TypeScript.",
+                  "For TypeScript, Cypress ships official type declarations."):
+        assert check.check(claim, quote).status == "supported", claim
+    # a quote said back whole, whatever its sentences open with, is its own
+    whole = "Cypress runs your tests. Chrome is launched by Cypress."
+    assert check.check(whole, [whole]).status == "supported"
+
+
+def test_a_without_phrase_after_a_pointing_word_denies_nothing_said_before():
+    """Measured (Starlight): "This ensures … without requiring extra bandwidth …" after the sentence the claim says
+    read as a negation pointing back, so the claim was unsupported."""
+    quote = ("By default, Starlight uses sans-serif fonts available on a user's local device for all text. This "
+             "ensures documentation loads quickly, without requiring extra bandwidth to download large font files.")
+    check = DeterministicChecker(supported_at=1.0)
+    assert check.check("Starlight uses sans-serif fonts available on a user's local device for all text.",
+                       [quote]).status == "supported"
+    denied = "Exports run every night. This is no longer the case without a paid plan."
+    assert check.check("Exports run every night.", [denied]).status == "unsupported"
