@@ -142,7 +142,7 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     return ""
 
 
-_NEGATING = frozenset(key_terms(" ".join(NEGATIONS)))
+NEGATING = frozenset(key_terms(" ".join(NEGATIONS)))  # the key terms negation words make: not what a claim says
 
 
 def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
@@ -166,7 +166,7 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     if whole and not points_back:
         return True
     negated = has_negation(normalize(claim).text)
-    terms = key_terms(claim) - _NEGATING  # what it says, negated or not
+    terms = key_terms(claim) - NEGATING  # what it says, negated or not
     saying = [u for found in sentences.values() for u in found if terms and terms <= key_terms(u)]
     agrees = all(has_negation(u) == negated for u in saying)
     if saying and not points_back:
@@ -281,3 +281,20 @@ class DeterministicChecker:
                 reasons.append(f"some claim terms not in the quotes: {', '.join(absent)}")
                 return Support(PARTIAL, tuple(reasons))
         return Support(SUPPORTED, tuple(reasons))
+
+
+SAME_CLAIM = 0.8  # share of a quote sentence's key terms a claim uses: the two say the same thing
+
+
+def contradicts(claim: str, quote: str) -> bool:
+    """Whether a sentence of the quote says what the claim says, negated the other way: nearly all its key terms
+    (`SAME_CLAIM`) are the claim's ("Free plans do not include SSO." against "Free plans include SSO and audit
+    logs"). A negation about something else ("If you do not have one yet, use `ferry listen`") is not one."""
+    negated = has_negation(normalize(claim).text)
+    said = key_terms(claim)
+    for unit in sentence_units(quote):
+        terms = key_terms(unit) - NEGATING
+        if terms and has_negation(normalize(unit).text) != negated and len(terms & said) >= SAME_CLAIM * len(terms):
+            return True
+    return False
+

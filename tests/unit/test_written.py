@@ -762,4 +762,13 @@ def test_only_a_number_the_question_states_with_the_same_unit_is_the_visitors():
     minutes = Passage(1, "Sessions end after 30 minutes of inactivity. Exports are kept for 7 days.", "Limits", 0)
     assert not read_reply("Exports are kept for 30 days after the session [1].", [minutes], CHECK,
                           question="Do exports last 30 minutes?").sentences
+    # a negation about something else in the quote is no contradiction (measured: content/'s getting-started quote)
+    guide = Passage(1, "This guide takes you to a delivered webhook. You need a Ferrydeck account (the Free plan is "
+                       "enough) and an HTTPS URL that can receive a `POST` request. If you do not have one yet, use "
+                       "`ferry listen`.", "Quickstart", 0)
+    written = read_reply("To receive webhooks on your laptop, you need a Ferrydeck account (the Free plan is enough) and "
+                         "an HTTPS URL that can receive a `POST` request.", [guide], WRITTEN_CHECK,
+                         question="How can I receive webhooks on my laptop while developing?")
+    assert [s.text for s in written.sentences] == [
+        "You need a Ferrydeck account (the Free plan is enough) and an HTTPS URL that can receive a `POST` request."]
 
