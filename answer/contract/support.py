@@ -175,9 +175,10 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
 
 
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|they|them|it|its|such)\b", re.IGNORECASE)
-# "without …" names a condition ("The file is optional; without it, the CLI uses the defaults"; "This loads fast,
-# without requiring a download"), never a denial of what was said before ("this is no longer the case")
-_WITHOUT = re.compile(r"\bwithout\b[^,.;:]*", re.IGNORECASE)
+# "without it" and ", without requiring …" name a condition ("The file is optional; without it, the CLI uses the
+# defaults"; "This loads fast, without requiring a download"), never a denial of what was said before ("this is no
+# longer the case"); any other "without" may be the denial itself ("Since version 3 they ship without audit logs")
+_WITHOUT = re.compile(r"\bwithout (?:this|that|these|those|them|it)\b|,\s*without \w+ing\b[^,.;:]*", re.IGNORECASE)
 
 
 def _denies_back(sentence: str) -> bool:
@@ -193,23 +194,27 @@ def swapped_names(claim: str, quotes: Sequence[str]) -> str:
 
     "TypeScript ships with official type declarations for Cypress." has every word of "Cypress ships with
     official type declarations for TypeScript.": the key terms pass a claim that turns its quote around. So a
-    claim opening with one name is unsupported by a quote sentence that opens with another name the claim names
-    later, and names the first later itself. A name is a word written with a capital where it is not a
-    sentence's first word; a sentence the claim says word for word is its own.
+    claim opening with one name is unsupported by quote sentences saying what it says (`SAME_CLAIM` of its key
+    terms) when one opens with another name the claim names later, and names the first later itself, and none
+    opens with the claim's own first name. A name is a word written with a capital where it is not a sentence's
+    first word; a sentence the claim says word for word is its own.
     """
     said = normalize(claim).text
     lead = _LEAD_WORD.match(claim.strip())
     if lead is None or not lead.group(1)[:1].isupper() or any(said in normalize(q).text for q in quotes):
         return ""
     first, after = lead.group(1), claim.strip()[lead.end():]
-    for quote in quotes:
-        for unit in sentence_units(quote):
-            opens = _LEAD_WORD.match(unit.strip())
-            if opens is None or opens.group(1).lower() == first.lower() or normalize(unit).text.strip() in said:
-                continue
-            other = opens.group(1)
-            if other[:1].isupper() and _written(other, after) and _written(first, unit.strip()[opens.end():]):
-                return f"the quotes say it of {other}, not of {first}"
+    terms = key_terms(claim)
+    saying = [(unit, _LEAD_WORD.match(unit.strip())) for quote in quotes for unit in sentence_units(quote)
+              if len(key_terms(unit) & terms) >= SAME_CLAIM * len(terms)]  # the sentences that say what it says
+    if any(opens and opens.group(1).lower() == first.lower() for _, opens in saying):
+        return ""  # one of them says it of the same name
+    for unit, opens in saying:
+        if opens is None or normalize(unit).text.strip() in said:
+            continue
+        other = opens.group(1)
+        if other[:1].isupper() and _written(other, after) and _written(first, unit.strip()[opens.end():]):
+            return f"the quotes say it of {other}, not of {first}"
     return ""
 
 
@@ -288,13 +293,18 @@ SAME_CLAIM = 0.8  # share of a quote sentence's key terms a claim uses: the two 
 
 def contradicts(claim: str, quote: str) -> bool:
     """Whether a sentence of the quote says what the claim says, negated the other way: nearly all its key terms
-    (`SAME_CLAIM`) are the claim's ("Free plans do not include SSO." against "Free plans include SSO and audit
-    logs"). A negation about something else ("If you do not have one yet, use `ferry listen`") is not one."""
+    (`SAME_CLAIM`) are the claim's, or nearly all the claim's are its ("Free plans do not include SSO." against
+    "Free plans include SSO and audit logs"; "Free plans do not include SSO, audit logs or SCIM." against "Free
+    plans include SSO"), or a sentence that may deny any before it ("This is no longer the case."). A negation
+    about something else ("If you do not have one yet, use `ferry listen`") is not one."""
     negated = has_negation(normalize(claim).text)
-    said = key_terms(claim)
+    said = key_terms(claim) - NEGATING
     for unit in sentence_units(quote):
+        if _denies_back(unit):
+            return True  # "This is no longer the case." may deny any sentence before it
         terms = key_terms(unit) - NEGATING
-        if terms and has_negation(normalize(unit).text) != negated and len(terms & said) >= SAME_CLAIM * len(terms):
+        if terms and said and has_negation(normalize(unit).text) != negated and (
+                len(terms & said) >= SAME_CLAIM * len(terms) or len(terms & said) >= SAME_CLAIM * len(said)):
             return True
     return False
 

@@ -287,8 +287,8 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
     - it is prose (no code block, list item or table row, no cut inside a code span) the visitor does not
       already read, for a model's sentence no shown sentence already says;
     - it is about its own subject (not "They …", "Otherwise, …", "After 30 days, these logs …" unless it opens
-      its quote), and, from another quote than those the model's sentence named, holds `SAME_SUBJECT` of the words
-      the model's sentence shares with the question, what it says it is about (a sentence on translating the UI
+      its quote), and, from a quote the model's sentence did not name, holds `SAME_SUBJECT` of the words the model's
+      sentence shares with the question (its quote does, for a sentence that named none), what it says it is about (a sentence on translating the UI
       strings is no answer to what French visitors see of an untranslated page);
     - it is a sentence of a quote the model named, or, when none of those has one, of any quote it was given.
 
@@ -321,6 +321,7 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
             if contradicts(claim, passage.quote):
                 continue  # "Yes, Free plans include SSO" over "Free plans do not include SSO. Enterprise plans …"
             names = _names(claim) & (_names(question) | _names(passage.quote))
+            whole = key_terms(passage.quote) | key_terms(compound_parts(passage.quote))
             for own in _prose_sentences(passage.quote):
                 if _POINTS_BACK.search(_subject(own)) and not _opens(passage.quote, own):
                     continue  # "After 30 days, these logs are deleted.": which logs, the sentence before says
@@ -328,9 +329,9 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
                 share = len(words & terms) + len(said & _values(own))
                 if share < RESTATES * (len(words) + len(said)) or not names <= _names(own) or leans_back(own):
                     continue  # "They are deleted after 30 days." is about whatever the sentence before names
-                if named and passage not in named and len(about & (terms | key_terms(compound_parts(own)))) < (
-                        SAME_SUBJECT * len(about)):
-                    continue  # another quote than those it named: a sentence on translating UI strings for one on pages
+                subject = terms | key_terms(compound_parts(own)) if named else whole
+                if passage not in named and len(about & subject) < SAME_SUBJECT * len(about):
+                    continue  # a quote it did not name: a sentence on translating UI strings for one on pages
                 if _RESTATED.check(restated, [own]).status == UNSUPPORTED:
                     continue
                 if any(len(terms & t) >= SAME_SENTENCE * len(terms) for t in taken):

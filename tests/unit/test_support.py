@@ -248,3 +248,30 @@ def test_a_without_phrase_after_a_pointing_word_denies_nothing_said_before():
                        [quote]).status == "supported"
     denied = "Exports run every night. This is no longer the case without a paid plan."
     assert check.check("Exports run every night.", [denied]).status == "unsupported"
+
+
+@pytest.mark.parametrize("claim, quote", [
+    # found in review: "without" may be the denial itself, and a negation after it still counts
+    ("Exports run every night.", "Exports run every night. Without a paid plan this does not happen."),
+    ("Audit logs are included in exports.", "Audit logs are included in exports. Since version 3 they ship without "
+                                            "audit logs."),
+    ("Webhooks are signed with your endpoint secret.", "Webhooks are signed with your endpoint secret. Without a "
+                                                       "secret configured they are not signed."),
+])
+def test_a_pointing_sentence_that_denies_with_or_after_without_still_denies(claim, quote):
+    assert DeterministicChecker(supported_at=1.0).check(claim, [quote]).status == "unsupported"
+
+
+@pytest.mark.parametrize("claim, quotes", [
+    # found in review: true sentences the name-swap test dropped; a sentence says it of the same name, or the
+    # sentence opening with the other name says something else
+    ("Cypress runs your tests in Chrome.", ["Chrome is fully supported by Cypress. Cypress runs your tests in Chrome, "
+                                            "Firefox and Edge."]),
+    ("Cypress runs in Chrome.", ["Cypress runs in Chrome. Chrome is launched by Cypress."]),
+    ("Starlight is built on Astro and supports Astro components.",
+     ["Starlight is built on Astro. Astro components can be used in Starlight pages."]),
+])
+def test_a_claim_said_of_the_name_its_quote_says_it_of_is_not_turned_around(claim, quotes):
+    from answer.contract.support import swapped_names
+
+    assert swapped_names(claim, quotes) == ""

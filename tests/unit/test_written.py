@@ -7,6 +7,8 @@ and the pipeline are the real ones.
 
 from __future__ import annotations
 
+import pytest
+
 from answer.contract.record import from_json, to_json
 from answer.contract.support import DeterministicChecker
 from answer.contract.written import (
@@ -771,4 +773,26 @@ def test_only_a_number_the_question_states_with_the_same_unit_is_the_visitors():
                          question="How can I receive webhooks on my laptop while developing?")
     assert [s.text for s in written.sentences] == [
         "You need a Ferrydeck account (the Free plan is enough) and an HTTPS URL that can receive a `POST` request."]
+
+
+@pytest.mark.parametrize("reply, quotes, question", [
+    # found in review: a contradicting sentence longer than the claim, a sentence denying the one before, a sentence
+    # naming no quote borrowing another subject's
+    ("Yes, Free plans include SSO.", ["Free plans do not include SSO or audit logs or SCIM. Enterprise plans include "
+                                      "SSO."], "does the free tier come with sso?"),
+    ("Yes, Free plans include SSO and audit logs [2].", ["Free plans do not include SSO, audit logs, SCIM or custom "
+                                                         "roles. Enterprise plans include SSO and audit logs.",
+                                                         "Teams can invite up to 5 members."],
+     "does the free tier come with sso?"),
+    ("Exports run every night at midnight.", ["Exports run every night. This is no longer the case."],
+     "How often are exports made?"),
+    ("French visitors see the content of that page in the default language.",
+     ["Pages are built for every locale you configure.", "Beside translated content, you can translate the default "
+      "UI strings, such as the heading of this page, into the selected language."],
+     "If a page isn't translated to French, what do French visitors see?"),
+])
+def test_nothing_is_borrowed_from_a_quote_that_denies_the_sentence_or_is_about_something_else(reply, quotes, question):
+    passages = [Passage(n, q, "Doc", 0) for n, q in enumerate(quotes, 1)]
+    for check in (CHECK, WRITTEN_CHECK):
+        assert not read_reply(reply, passages, check, question=question).sentences, reply
 
