@@ -341,10 +341,13 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
         if best is not None:
             _, own, passage = best
             return Sentence(unemphasized(own), (passage.number,), SUPPORTED,
-                            (f"shown in the words of quote [{passage.number}]: the model's sentence was "
-                             f"{'not' if sentence.status == UNSUPPORTED else 'partly'} supported",),
-                            sentence.step, instead_of=sentence.text)
+                            (f"shown in the words of quote [{passage.number}]: the model's sentence "
+                             f"{_FELL_SHORT[sentence.status]}",), sentence.step, instead_of=sentence.text)
     return None
+
+
+_FELL_SHORT = {PARTIAL: "was partly supported", UNSUPPORTED: "was not supported by the quotes it named",
+               _NAMES_NONE: "named no quote"}
 
 
 def _without(text: str, question: str) -> str:
