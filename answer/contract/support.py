@@ -69,8 +69,13 @@ def _as_written(stems: set[str], text: str) -> list[str]:
 def numbers(text: str) -> set[str]:
     """Numbers with their unit word (if any), separators removed, words read as digits: '10,000 events' →
     '10000 event', 'three times' → '3 time'."""
+    return _numbers_in(numerals(text))
+
+
+def _numbers_in(text: str) -> set[str]:
+    """`numbers` of a text whose number words are already digits (the checker converts each text once)."""
     found = set()
-    for value, unit in NUMBER_WITH_UNIT.findall(normalize(numerals(text)).text):
+    for value, unit in NUMBER_WITH_UNIT.findall(normalize(text).text):
         value = value.replace(",", "")
         found.add(f"{value} {stem(unit)}".strip() if unit and unit not in TERM_STOPWORDS else value)
     return found
@@ -127,7 +132,7 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     if not names:
         return ""
     said = [({_bare(n) for n in found}, any(" " in n for n in found), _named(unit))
-            for quote in quotes for unit in sentence_units(quote) for found in [numbers(unit)]]
+            for quote in quotes for unit in sentence_units(quote) for found in [_numbers_in(unit)]]
     for unit in sentence_units(claim):
         before = 0
         for match in NUMBER_WITH_UNIT.finditer(unit):
@@ -142,7 +147,7 @@ def misbound_number(claim: str, quotes: Sequence[str]) -> str:
     return ""
 
 
-NEGATING = frozenset(key_terms(" ".join(NEGATIONS)))  # the key terms negation words make: not what a claim says
+_NEGATING = frozenset(key_terms(" ".join(NEGATIONS)))
 
 
 def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
@@ -166,7 +171,7 @@ def _negation_agrees(claim: str, quotes: Sequence[str], evidence: str) -> bool:
     if whole and not points_back:
         return True
     negated = has_negation(normalize(claim).text)
-    terms = key_terms(claim) - NEGATING  # what it says, negated or not
+    terms = key_terms(claim) - _NEGATING  # what it says, negated or not
     saying = [u for found in sentences.values() for u in found if terms and terms <= key_terms(u)]
     agrees = all(has_negation(u) == negated for u in saying)
     if saying and not points_back:
@@ -256,7 +261,7 @@ class DeterministicChecker:
         evidence = " ".join(quotes)
         reasons: list[str] = []
         # quote by quote: joined, the end of one quote and the start of the next would read as one text
-        claim_numbers, evidence_numbers = numbers(claim), set().union(*(numbers(q) for q in quotes))
+        claim_numbers, evidence_numbers = _numbers_in(claim), set().union(*(_numbers_in(q) for q in quotes))
         evidence_bare = {_bare(n) for n in evidence_numbers}
         missing = sorted(
             n for n in claim_numbers
@@ -298,11 +303,11 @@ def contradicts(claim: str, quote: str) -> bool:
     plans include SSO"), or a sentence that may deny any before it ("This is no longer the case."). A negation
     about something else ("If you do not have one yet, use `ferry listen`") is not one."""
     negated = has_negation(normalize(claim).text)
-    said = key_terms(claim) - NEGATING
+    said = key_terms(claim) - _NEGATING
     for unit in sentence_units(quote):
         if _denies_back(unit):
             return True  # "This is no longer the case." may deny any sentence before it
-        terms = key_terms(unit) - NEGATING
+        terms = key_terms(unit) - _NEGATING
         if terms and said and has_negation(normalize(unit).text) != negated and (
                 len(terms & said) >= SAME_CLAIM * len(terms) or len(terms & said) >= SAME_CLAIM * len(said)):
             return True

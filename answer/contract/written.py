@@ -469,11 +469,11 @@ def _supporting(sentence: str, passages: Sequence[Passage],
 
 # Where a sentence joins two statements: "…; …", "… 30 days, and can be replayed …", "… but …".
 _JOINT = re.compile(r";\s+|(?<!\s),?\s+(?:and|but|while|whereas|so)\s+(?=[a-z`])")
-# A statement that opens on its verb ("… and can be replayed from the dashboard") says it of the subject before.
-_OPENS_ON_VERB = re.compile(r"^(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|"
-                            r"does|do|did|gets?|needs?|stays?|keeps?)\b", re.IGNORECASE)
-_VERB = re.compile(r"\s(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|does|do|"
-                   r"did)\s", re.IGNORECASE)
+# An auxiliary verb: what a statement that opens on it ("… and can be replayed from the dashboard") says of the
+# subject before, and where a sentence's subject ends ("After 30 days, these logs | are deleted").
+_AUX = r"(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|does|do|did)"
+_OPENS_ON_VERB = re.compile(rf"^(?:{_AUX}|gets?|needs?|stays?|keeps?)\b", re.IGNORECASE)
+_VERB = re.compile(rf"\s{_AUX}\s", re.IGNORECASE)
 _PART = DeterministicChecker()  # one part against one quote sentence: the deterministic test, never a model's call
 
 
