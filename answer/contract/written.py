@@ -64,8 +64,12 @@ DECLINED = "NOT ANSWERED"
 MAX_UNITS = 6  # sentences or steps read from a reply; the prompt asks for fewer
 MAX_QUOTE_CHARS = 700  # per quote in the prompt: a long code block is cut, the check still reads it whole
 _NAMES_NONE = "names no quote"
+_SAYS_NOTHING = "says nothing"
+_REPEATS = "repeats"
+_BARE = "a command with no sentence to say what it does"
 SAME_SENTENCE = 0.8  # share of a quote's sentence's key terms a shown sentence already uses: it says the same
 _DIGIT = re.compile(r"\d")
+_IN_CODE = re.compile(r"`[^`]*`")
 _RESTATED = DeterministicChecker(partial_at=0.5)  # a model's sentence against the one quote sentence it may borrow
 _ITEM = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")  # a list item's marker, not part of its sentence
 RESTATES = 0.6  # share of what a sentence adds to the question (words and numbers) a quote's sentence must hold
@@ -200,13 +204,16 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     answer_word: Sentence | None = None  # a "No." written alone, waiting for the sentence after it
     for unit, step, code in units(text, by_number)[:MAX_UNITS]:
         plain, cited = numbered(unit)
+        if not plain and code:  # a command with no sentence of its own: shown only under its quote's (below)
+            read.append(Sentence("", tuple(n for n in cited if n in by_number), _SAYS_NOTHING, (_BARE,), step, code))
+            continue
         if not plain:
             continue
         held, answer_word = answer_word, None
         if _ANSWER_WORD.fullmatch(plain) and not step and not code:
             if held is not None:
                 read.append(held)
-            answer_word = Sentence(plain, tuple(n for n in cited if n in by_number), "says nothing", (_ALONE,))
+            answer_word = Sentence(plain, tuple(n for n in cited if n in by_number), _SAYS_NOTHING, (_ALONE,))
             continue
         if held is not None and not step:  # "No." then "A self-hosted version …": read as one sentence
             plain = f"{held.text.rstrip('.!,:; ')}. {plain}"
@@ -218,7 +225,22 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     for at, sentence in enumerate(read):  # after the whole reply: a quote's sentence never repeats a later one
         if not sentence.shown:
             others = [s for s in read if s.shown and s is not sentence]
-            read[at] = _in_quote_words(sentence, question, passages, others) or sentence
+            read[at] = (_in_quote_code(sentence, passages, others) or _in_quote_words(sentence, question, passages, others)
+                        or sentence)
+    said: dict[str, int] = {}  # where each shown sentence's words are shown first: a model may write one twice
+    for at, sentence in enumerate(read):
+        words = " ".join(sentence.text.casefold().rstrip(".:;!").split())
+        if not sentence.shown:
+            continue
+        if words not in said:
+            said[words] = at
+            continue
+        first = read[said[words]]
+        if sentence.code and sentence.code != first.code:
+            if first.code:
+                continue  # the same words over another command: both say something
+            said[words], at, sentence = at, said[words], first  # the one that brings a command is kept
+        read[at] = replace(sentence, status=_REPEATS, reasons=("it repeats a sentence shown beside it",))
     return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
                    passages=tuple(passages))
 
@@ -244,8 +266,10 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     kept_code = code if code and any(code in q for q in quotes) else ""
     empty = _says_nothing(checked, kept_code)
     if empty:
-        return Sentence(plain, cites, "says nothing", (empty,), step, code)
+        return Sentence(plain, cites, _SAYS_NOTHING, (empty,), step, code)
     support = checker.check(checked, quotes)
+    if support.status == SUPPORTED and len(cites) > 1:  # together they do: which of them say it?
+        cites, support = _narrowed(checked, [by_number[n] for n in cites], checker)
     reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
                                  if code and not kept_code else ())
     if not (lead and support.status == SUPPORTED):
@@ -347,7 +371,51 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
 
 
 _FELL_SHORT = {PARTIAL: "was partly supported", UNSUPPORTED: "was not supported by the quotes it named",
-               _NAMES_NONE: "named no quote"}
+               _NAMES_NONE: "named no quote", _SAYS_NOTHING: "said nothing of it"}
+
+
+def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Sequence[Sentence]) -> Sentence | None:
+    """A command the model copied from a quote, shown under the quote's own sentence that introduces it, when the
+    model's sentence about it is not borne out or is missing.
+
+    The model copies the command right and says what it does in words of its own ("To upgrade Starlight …, use
+    the following command:" over "You can update it … by running the following command in your terminal:"), or
+    writes the block with no sentence at all. The command is what the visitor came for, and the quote holds it
+    with the sentence that says what it does: shown together, both verbatim, from a quote the sentence named
+    (else any quote given), unless the quote contradicts the model's sentence, the introduction leans on a
+    sentence before it ("Then run:"), or the visitor already reads the command.
+    """
+    if not sentence.code or sentence.status not in (PARTIAL, UNSUPPORTED, _NAMES_NONE, _SAYS_NOTHING):
+        return None
+    if sentence.status == UNSUPPORTED and not all(r.startswith(_LACKED) for r in sentence.reasons):
+        return None
+    if any(sentence.code in s.code or s.code in sentence.code for s in shown if s.code):
+        return None
+    named = [p for p in passages if p.number in sentence.passages]
+    claim = numerals(_said(sentence.text)[2]) if sentence.text else ""
+    for passage in named or passages:
+        introduction = _introduction(passage.quote, sentence.code)
+        if not introduction or leans_back(introduction) or (claim and contradicts(claim, passage.quote)):
+            continue
+        if _POINTS_BACK.search(_subject(introduction)) and not _opens(passage.quote, introduction):
+            continue  # "These can be removed with:": what they are, the sentence before says
+        return Sentence(unemphasized(introduction), (passage.number,), SUPPORTED,
+                        (f"shown with the words of quote [{passage.number}] that introduce its command: the model's "
+                         f"sentence {_FELL_SHORT[sentence.status]}",), sentence.step, sentence.code,
+                        instead_of=sentence.text or "(a command alone)")
+    return None
+
+
+def _introduction(quote: str, code: str) -> str:
+    """The quote's sentence right before the code block that holds `code`, when it introduces it (ends in ":" or
+    "."): prose, the block's own sentence, not one further up."""
+    at = quote.find(code)
+    fence = max(quote.rfind("```", 0, at), quote.rfind("~~~", 0, at)) if at >= 0 else -1
+    if fence < 0:
+        return ""
+    before = quote[:fence].rstrip()
+    sentences = _prose_sentences(before, (":", "."))
+    return sentences[-1] if sentences and before.endswith(sentences[-1]) else ""
 
 
 def _without(text: str, question: str) -> str:
@@ -395,14 +463,14 @@ def _names(text: str) -> set[str]:
     return {stem(name.lower()) for name in NAME_IN_SENTENCE.findall(text)} - TERM_STOPWORDS
 
 
-def _prose_sentences(quote: str) -> list[str]:
+def _prose_sentences(quote: str, ends: tuple[str, ...] = SENTENCE_ENDS) -> list[str]:
     """The sentences of a quote that read as prose on their own, a list item's without its marker: no code block,
     table row, quoted block or link, and never cut inside a `code span` (the segmenter does not know Markdown)."""
     starts = [at for at in sentence_starts(quote) if not inside_code(quote, at)]
     out = []
     for a, b in itertools.pairwise([*starts, len(quote)]):
         own = _ITEM.sub("", quote[a:b].strip(), count=1)
-        if (own.endswith(SENTENCE_ENDS) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
+        if (own.endswith(ends) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
                 and "|" not in own and not own.startswith(">")):
             out.append(own)
     return out
@@ -439,13 +507,15 @@ def _says_nothing(sentence: str, code: str) -> str:
         return "it introduces a command or list it does not give"
     if len(key_terms(numerals(sentence))) + len(numbers(sentence)) < MIN_TERMS:
         return "it states nothing the quotes could bear out"
+    if not re.search(r"[^\W\d_]", _IN_CODE.sub("", sentence)):  # "; `npx astro add starlight`.": a name, no statement
+        return "it names code and says nothing of it"
     return ""
 
 
 def _supporting(sentence: str, passages: Sequence[Passage],
                 checker: SupportChecker) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The fewest quotes that support an unnumbered sentence: the first that does alone, else the first two that
-    do together, one part each ("… is 4 seconds, and the `timeout` option changes it": `_one_part_each`). Never
+    do together, one part each ("… is 4 seconds, and the `timeout` option changes it": `_part_each`). Never
     three or more: a checker may be a model, so its calls stay few (measured: three or more showed no sentence
     more on any set).
 
@@ -456,7 +526,7 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     for size in (1, 2):
         for group in itertools.combinations(passages, size):
             verdict = checker.check(sentence, [p.quote for p in group])
-            if verdict.status == SUPPORTED and (size == 1 or _one_part_each(sentence, group)):
+            if verdict.status == SUPPORTED and (size == 1 or _part_each(sentence, group)):
                 return tuple(p.number for p in group), ()
             if size == 1 and (closest is None or verdict.status == PARTIAL != closest[1].status):
                 closest = (group[0].number, verdict)
@@ -465,6 +535,26 @@ def _supporting(sentence: str, passages: Sequence[Passage],
     number, verdict = closest
     how = "partly" if verdict.status == PARTIAL else "not"
     return (), (f"{how} supported by [{number}]: {'; '.join(verdict.reasons) or verdict.status}",)
+
+
+def _narrowed(sentence: str, named: Sequence[Passage], checker: SupportChecker) -> tuple[tuple[int, ...], Support]:
+    """The quotes of those a sentence names that support it, when all of them together do: those that do alone,
+    else the fewest that do one part each (`_part_each`), else none, and the sentence is only partly supported.
+
+    Read together, quotes lend a sentence words from one and a number from another: "Webhook logs are deleted
+    after 30 days [1][2]" over a quote on webhook logs and one on audit logs ("Audit logs are deleted after 30
+    days.") is a claim neither makes. And a chip under a sentence must lead to a quote that says it, not to one the
+    model named beside it.
+    """
+    alone = tuple(p.number for p in named if checker.check(sentence, [p.quote]).status == SUPPORTED)
+    if alone:
+        return alone, Support(SUPPORTED)
+    for size in range(2, len(named) + 1):
+        for group in itertools.combinations(named, size):
+            if _part_each(sentence, group):
+                return tuple(p.number for p in group), Support(SUPPORTED)
+    return tuple(p.number for p in named), Support(PARTIAL, (
+        "supported only by the quotes it names read together: no one of them says it, nor two of them a part each",))
 
 
 # Where a sentence joins two statements: "…; …", "… 30 days, and can be replayed …", "… but …".
@@ -477,31 +567,43 @@ _VERB = re.compile(rf"\s{_AUX}\s", re.IGNORECASE)
 _PART = DeterministicChecker()  # one part against one quote sentence: the deterministic test, never a model's call
 
 
-def _one_part_each(sentence: str, pair: Sequence[Passage]) -> bool:
-    """Whether a sentence two quotes support together says two things, one from each.
+def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
+    """Whether a sentence quotes support together says several things, each from one of them.
 
-    Split where it first joins two statements, each part (a part opening on its verb read with the subject of the
-    first: "Retained events are kept for 30 days and can be replayed" → "Retained events can be replayed") must be
-    supported by one sentence of one quote of the pair, a sentence that does not lean on the one before it, and
-    each quote must support a part. "Webhook logs are deleted after 30 days." is one statement: its words from a
-    quote on webhook logs and its number from one on audit logs ("They are deleted after 30 days.") are no
-    support for it, nor for "Webhook logs are listed on the Deliveries page and are deleted after 30 days."
+    Split where it joins statements ("…; …", "… and can …": first where it first does, then at every joint), each
+    part (a part opening on its verb read with the subject of the first: "Retained events are kept for 30 days and
+    can be replayed" → "Retained events can be replayed") must be supported by one sentence of one quote of the
+    group, a sentence that does not lean on the one before it, and each quote must support a part. "Webhook logs
+    are deleted after 30 days." is one statement: its words from a quote on webhook logs and its number from one
+    on audit logs ("They are deleted after 30 days.") are no support for it, nor for "Webhook logs are listed on
+    the Deliveries page and are deleted after 30 days."
     """
-    parts = [part.strip() for part in _JOINT.split(sentence, maxsplit=1)]
-    if len(parts) != 2 or not all(parts):
-        return False
-    first, second = parts
-    if _OPENS_ON_VERB.match(second):
-        subject = _subject(first)
-        if subject == first:
-            return False
-        second = f"{subject.strip()} {second}"
-    if any(len(key_terms(part)) + len(numbers(part)) < MIN_TERMS for part in (first, second)):
-        return False
-    said = [[u for u in sentence_units(p.quote) if not leans_back(u.strip())] for p in pair]
-    borne = [{i for i, found in enumerate(said) if any(_PART.check(part, [u]).status == SUPPORTED for u in found)}
-             for part in (first, second)]
-    return (0 in borne[0] and 1 in borne[1]) or (1 in borne[0] and 0 in borne[1])
+    said = [[u for u in sentence_units(p.quote) if not leans_back(u.strip())] for p in group]
+    for pieces in dict.fromkeys((tuple(_JOINT.split(sentence, maxsplit=1)), tuple(_JOINT.split(sentence)))):
+        parts = _statements([piece.strip() for piece in pieces])
+        if not parts:
+            continue
+        borne = [{i for i, found in enumerate(said) if any(_PART.check(part, [u]).status == SUPPORTED for u in found)}
+                 for part in parts]
+        if all(borne) and set().union(*borne) == set(range(len(group))):
+            return True
+    return False
+
+
+def _statements(pieces: list[str]) -> list[str]:
+    """The statements a sentence cut at its joints makes, each part opening on a verb given the first's subject;
+    none when a part is empty, has no subject to borrow, or states too little to check alone."""
+    if len(pieces) < 2 or not all(pieces):
+        return []
+    subject = _subject(pieces[0])
+    parts = [pieces[0]]
+    for piece in pieces[1:]:
+        if _OPENS_ON_VERB.match(piece):
+            if subject == pieces[0]:
+                return []
+            piece = f"{subject.strip()} {piece}"
+        parts.append(piece)
+    return [] if any(len(key_terms(part)) + len(numbers(part)) < MIN_TERMS for part in parts) else parts
 
 
 class Writer:

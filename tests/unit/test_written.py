@@ -105,16 +105,16 @@ def test_a_sentence_without_numbers_that_no_quote_supports_alone_rests_on_the_fe
 
 def test_a_marker_after_the_period_and_several_markers_belong_to_the_sentence():
     written = read_reply("Retained events are replayed from the dashboard. [2]\nEvents are retained for 30 days and "
-                         "can be replayed [1][2]. Retained events can be replayed for 30 days. [1] [2]",
-                         [RETAINED, REPLAY], CHECK, question=ASKED)
+                         "can be replayed [1][2]. Retained events are replayed from the dashboard, and events are "
+                         "retained for 30 days. [1] [2]", [RETAINED, REPLAY], CHECK, question=ASKED)
     assert [(s.text, s.passages) for s in written.sentences] == [
         ("Retained events are replayed from the dashboard.", (2,)),
         ("Events are retained for 30 days and can be replayed.", (1, 2)),
-        ("Retained events can be replayed for 30 days.", (1, 2))]
+        ("Retained events are replayed from the dashboard, and events are retained for 30 days.", (1, 2))]
     # the numbers after the period are the sentence's: it is checked against the quote it names, not any other
     named = read_reply("Events are retained for 30 days. [2][1]\nEvents are retained for 30 days. [2]",
                        [RETAINED, REPLAY], CHECK, question=ASKED)
-    assert [(s.text, s.passages) for s in named.sentences] == [("Events are retained for 30 days.", (2, 1))]
+    assert [(s.text, s.passages) for s in named.sentences] == [("Events are retained for 30 days.", (1,))]
     assert [(s.passages, s.status) for s in named.dropped] == [((2,), "unsupported")]
     # a number between two sentences may close one or open the other: each rests on the quotes that support it
     for reply in ("Events are retained for 30 days. [2] Retained events can be replayed from the dashboard.",
@@ -796,3 +796,70 @@ def test_nothing_is_borrowed_from_a_quote_that_denies_the_sentence_or_is_about_s
     for check in (CHECK, WRITTEN_CHECK):
         assert not read_reply(reply, passages, check, question=question).sentences, reply
 
+
+
+def test_a_sentence_several_quotes_support_only_together_rests_on_those_that_say_it():
+    """Measured (cypress, Starlight): a sentence naming three quotes was shown when their words together held its
+    words, a sentence none of them says ("Update other billing details by contacting … Invoices are sent to this
+    is the billing email address …"); and "Webhook logs are deleted after 30 days [1][2]" took its number from a
+    quote on audit logs."""
+    stitched = read_reply("Webhook logs are deleted after 30 days [1][2].", [HOOK, AUDIT], WRITTEN_CHECK,
+                          question="How long are webhook logs kept?")
+    assert not stitched.sentences and stitched.dropped[0].status == "partial"
+    one = read_reply("Events are retained for 30 days on every plan [1][2].", [RETAINED, REPLAY], WRITTEN_CHECK,
+                     question=ASKED)
+    assert [s.passages for s in one.sentences] == [(1,)]  # the chip leads to the quote that says it, only
+    both = read_reply("Webhook logs are listed on the Deliveries page, and audit logs can be exported as CSV [1][2].",
+                      [HOOK, AUDIT], WRITTEN_CHECK, question="Where are logs?")
+    assert [s.passages for s in both.sentences] == [(1, 2)]
+
+
+UPGRADE = Passage(1, "Ferry is a command-line tool. You can update it and its plugins by running the following "
+                     "command in your terminal:\n\n```sh\nferry self-update\n```", "Install › Updating", 0)
+UPGRADING = "What's the command to upgrade ferry and its plugins?"
+
+
+def test_a_command_copied_from_a_quote_is_shown_under_the_quotes_sentence_that_introduces_it():
+    """Measured (Starlight): the model copied `npx @astrojs/upgrade` right, but its "To upgrade Starlight …, use the
+    following command:" was dropped for "upgrade" (the quote says "update"), and in another attempt it wrote the
+    block with no sentence at all: the command the visitor asked for was never shown."""
+    expected = ("You can update it and its plugins by running the following command in your terminal:",
+                "ferry self-update", (1,))
+    for reply in ("To upgrade Ferry and its plugins, use the following command:\n\n```sh\nferry self-update\n```\n[1]",
+                  "```sh\nferry self-update\n```",
+                  "Run:\n```sh\nferry self-update\n```"):
+        written = read_reply(reply, [RETAINED, UPGRADE], WRITTEN_CHECK, question=UPGRADING)
+        assert [(s.text, s.code, s.passages) for s in written.sentences] == [expected], reply
+        assert written.sentences[0].instead_of  # the model's words stay in the audit
+
+
+def test_a_command_is_not_shown_under_a_quote_that_denies_the_sentence_or_with_an_introduction_pointing_back():
+    denied = read_reply("Plugins are not updated by the following command:\n```sh\nferry self-update\n```\n[1]",
+                        [UPGRADE], WRITTEN_CHECK, question=UPGRADING)
+    assert not denied.sentences
+    for quote in ("Stop the service first. Then run:\n\n```sh\nferry self-update\n```",
+                  "Plugins are kept in `~/.ferry`. These are updated with:\n\n```sh\nferry self-update\n```",
+                  "You can update Ferry by running `ferry self-update`."):  # no block it introduces
+        passage = Passage(1, quote, "Install", 0)
+        assert not read_reply("```sh\nferry self-update\n```", [passage], WRITTEN_CHECK, question=UPGRADING).sentences
+    copied = read_reply("You can update Ferry and its plugins with the following command:\n```sh\nferry self-update\n```"
+                        "\n\n```sh\nferry self-update\n```", [UPGRADE], WRITTEN_CHECK, question=UPGRADING)
+    assert len(copied.sentences) == 1  # the visitor reads a command once
+
+
+def test_a_sentence_that_is_only_code_says_nothing():
+    """Measured (Starlight): "; `npx astro add starlight`." was shown, a command's name and no statement."""
+    written = read_reply("; `ferry self-update` [1].", [UPGRADE], WRITTEN_CHECK, question=UPGRADING)
+    assert not written.sentences and written.dropped[0].reasons == ("it names code and says nothing of it",)
+
+
+def test_a_sentence_written_twice_is_shown_once_with_its_command_if_one_brings_one():
+    """Measured (Starlight): "Lower numbers will display the link higher up in the group." was shown twice."""
+    order = Passage(1, "Lower numbers are shown higher up in the group:\n\n```md\norder: 1\n```", "Sidebar", 0)
+    twice = read_reply("Lower numbers are shown higher up in the group [1]. Lower numbers are shown higher up in the "
+                       "group [1].", [order], WRITTEN_CHECK, question="How do I move a page up?")
+    assert [s.text for s in twice.sentences] == ["Lower numbers are shown higher up in the group."]
+    assert [s.status for s in twice.dropped] == ["repeats"]
+    later = read_reply("Lower numbers are shown higher up in the group [1].\nLower numbers are shown higher up in the "
+                       "group:\n```md\norder: 1\n```\n[1]", [order], WRITTEN_CHECK, question="How do I move a page up?")
+    assert [(s.text, s.code) for s in later.sentences] == [("Lower numbers are shown higher up in the group:", "order: 1")]
