@@ -62,7 +62,7 @@ def units(text: str, given: Collection[int] = ()) -> list[tuple[str, int, str]]:
             code = "\n".join(lines[i + 1:end]).strip("\n")
             if read and not read[-1][2]:
                 read[-1] = (read[-1][0], read[-1][1], code)
-            elif code:  # a block with no sentence before it (or after another block): a unit of its own
+            elif code and not read:  # a reply opening on a block: a unit of its own (a block after a block goes)
                 read.append(("", 0, code))
             i = end + 1
             continue

@@ -9,11 +9,14 @@ most a few sentences, each ending in the numbers of the quotes it rests on.
 
 Every sentence is a claim. It is shown only when the support checker (the
 same numbers, negations and key terms test the claims pass) finds it
-supported by the quotes it names; one they only partly support may be shown
-as the quote's own sentence it restates (`_in_quote_words`); any other
-sentence naming no quote, or one the quotes do not support, is dropped and
-kept for the audit. A command block the
-model writes is kept only when its text is verbatim in a quote it may rest on.
+supported by the quotes it names, and rests only on those of them that say it
+(`_narrowed`: quotes read together lend words from one and a number from
+another); one they only partly support may be shown as the quote's own
+sentence it restates (`_in_quote_words`); any other sentence naming no quote,
+or one the quotes do not support, is dropped and kept for the audit. A command
+block the model writes is kept only when its text is verbatim in a quote it
+may rest on, and is shown under the quote's own introducing sentence when the
+model's is not borne out or missing (`_in_quote_code`).
 The written answer never changes the outcome: refusals and Related passages
 never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
@@ -42,10 +45,12 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from ingest.context_sentences import leans_back
+from ingest.mdx import FENCE_LINE
 from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, compound_parts, key_terms, numerals, stem
 
 from .reply import SENTENCE_ENDS, numbered, unemphasized, units
-from .spans import inside_code, sentence_starts
+from .spans import SENTENCE, blocks, inside_code, introduced_block, sentence_starts
+from .spans import units as quote_units
 from .support import (
     PARTIAL,
     SUPPORTED,
@@ -114,7 +119,7 @@ class Sentence:
 
     text: str
     passages: tuple[int, ...]
-    status: str  # supported, partial, unsupported, or "names no quote"
+    status: str  # supported, partial, unsupported, "names no quote", "says nothing", "repeats" or "unknown quote"
     reasons: tuple[str, ...] = ()
     step: int = 0  # its number in a numbered list (0: a sentence)
     code: str = ""  # a command block after it, verbatim in a quote it names
@@ -227,22 +232,28 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
             others = [s for s in read if s.shown and s is not sentence]
             read[at] = (_in_quote_code(sentence, passages, others) or _in_quote_words(sentence, question, passages, others)
                         or sentence)
-    said: dict[str, int] = {}  # where each shown sentence's words are shown first: a model may write one twice
-    for at, sentence in enumerate(read):
-        words = " ".join(sentence.text.casefold().rstrip(".:;!").split())
-        if not sentence.shown:
-            continue
-        if words not in said:
-            said[words] = at
-            continue
-        first = read[said[words]]
-        if sentence.code and sentence.code != first.code:
-            if first.code:
-                continue  # the same words over another command: both say something
-            said[words], at, sentence = at, said[words], first  # the one that brings a command is kept
-        read[at] = replace(sentence, status=_REPEATS, reasons=("it repeats a sentence shown beside it",))
+    for at in _repeats(read):
+        read[at] = replace(read[at], status=_REPEATS, reasons=("it repeats a sentence shown beside it",))
     return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
                    passages=tuple(passages))
+
+
+def _repeats(read: Sequence[Sentence]) -> list[int]:
+    """Where a shown sentence (not a step: a procedure may say "Restart the service" twice) says what another
+    shown one says: a model may write one twice. Of those with the same words, one with a command is kept over
+    one without, and one of each command."""
+    kept: dict[str, list[tuple[int, str]]] = {}  # (where, its command) of the shown sentences with these words
+    repeats = []
+    for at, sentence in enumerate(read):
+        if not sentence.shown or sentence.step:
+            continue
+        same = kept.setdefault(" ".join(sentence.text.casefold().rstrip(".:;!").split()), [])
+        if same and (not sentence.code or any(_same_code(sentence.code, code) for _, code in same)):
+            repeats.append(at)
+            continue
+        repeats += [where for where, code in same if not code]
+        same[:] = [(where, code) for where, code in same if code] + [(at, sentence.code)]
+    return sorted(repeats)
 
 
 def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: Sequence[Passage],
@@ -263,13 +274,14 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
             return Sentence(plain, (), _NAMES_NONE, ("no quote supports it, and it names none", *closest),
                             step, code)
     quotes = [by_number[n].quote for n in cites]
-    kept_code = code if code and any(code in q for q in quotes) else ""
-    empty = _says_nothing(checked, kept_code)
+    kept_code = code if code and any(_copied(code, q) for q in quotes) else ""
+    empty = _says_nothing(checked, kept_code, step)
     if empty:
         return Sentence(plain, cites, _SAYS_NOTHING, (empty,), step, code)
     support = checker.check(checked, quotes)
     if support.status == SUPPORTED and len(cites) > 1:  # together they do: which of them say it?
         cites, support = _narrowed(checked, [by_number[n] for n in cites], checker)
+        kept_code = kept_code if any(_copied(kept_code, by_number[n].quote) for n in cites) else ""
     reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
                                  if code and not kept_code else ())
     if not (lead and support.status == SUPPORTED):
@@ -382,23 +394,24 @@ def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Seque
     the following command:" over "You can update it … by running the following command in your terminal:"), or
     writes the block with no sentence at all. The command is what the visitor came for, and the quote holds it
     with the sentence that says what it does: shown together, both verbatim, from a quote the sentence named
-    (else any quote given), unless the quote contradicts the model's sentence, the introduction leans on a
-    sentence before it ("Then run:"), or the visitor already reads the command.
+    (else any quote given), unless the quote contradicts the model's sentence or the visitor already reads the
+    command. The command must be the quote's whole block (a block's first line under "To update plugins too,
+    run:" is another command), and the sentence the one the quote introduces it with (`introduced_block`), read
+    with the sentence before it when it points back ("Archive a project with `ferry archive`. To undo this,
+    run:"; alone, "this" would be whatever the visitor read last).
     """
     if not sentence.code or sentence.status not in (PARTIAL, UNSUPPORTED, _NAMES_NONE, _SAYS_NOTHING):
         return None
     if sentence.status == UNSUPPORTED and not all(r.startswith(_LACKED) for r in sentence.reasons):
         return None
-    if any(sentence.code in s.code or s.code in sentence.code for s in shown if s.code):
+    if any(_same_code(sentence.code, s.code) for s in shown if s.code):
         return None
     named = [p for p in passages if p.number in sentence.passages]
     claim = numerals(_said(sentence.text)[2]) if sentence.text else ""
     for passage in named or passages:
         introduction = _introduction(passage.quote, sentence.code)
-        if not introduction or leans_back(introduction) or (claim and contradicts(claim, passage.quote)):
+        if not introduction or (claim and contradicts(claim, passage.quote)):
             continue
-        if _POINTS_BACK.search(_subject(introduction)) and not _opens(passage.quote, introduction):
-            continue  # "These can be removed with:": what they are, the sentence before says
         return Sentence(unemphasized(introduction), (passage.number,), SUPPORTED,
                         (f"shown with the words of quote [{passage.number}] that introduce its command: the model's "
                          f"sentence {_FELL_SHORT[sentence.status]}",), sentence.step, sentence.code,
@@ -406,16 +419,67 @@ def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Seque
     return None
 
 
+# An introduction that reads on from the sentence before it: "Next, run:", "Alternatively, install it with:"
+_READS_ON = re.compile(r"^(?:alternatively|next|afterwards|after that|also|finally|or|additionally|similarly|"
+                       r"likewise|again|now)\b|\b(?:this|that|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+
+
 def _introduction(quote: str, code: str) -> str:
-    """The quote's sentence right before the code block that holds `code`, when it introduces it (ends in ":" or
-    "."): prose, the block's own sentence, not one further up."""
-    at = quote.find(code)
-    fence = max(quote.rfind("```", 0, at), quote.rfind("~~~", 0, at)) if at >= 0 else -1
-    if fence < 0:
-        return ""
-    before = quote[:fence].rstrip()
-    sentences = _prose_sentences(before, (":", "."))
-    return sentences[-1] if sentences and before.endswith(sentences[-1]) else ""
+    """The quote's sentence that introduces the code block equal to `code` (`introduced_block`), with the sentence
+    before it when it points back; "" when none does, or the one before points back too."""
+    layout = blocks(quote)
+    found = [u for u in quote_units(quote) if u.kind == SENTENCE]
+    for at, unit in enumerate(found):
+        block = introduced_block(quote, unit, layout)
+        if block is None or block[2] != "code" or not _same_code(_block_code(quote[block[0]:block[1]]), code):
+            continue
+        if unit.text.rstrip("*_ ").endswith(".") and not _words(unit.text) & _words(code):
+            return ""  # "Note the version first." before a block says nothing of it; "… with `ferry add`." does
+        if not _reads_on(unit.text) or unit.start == 0:
+            return " ".join(unit.text.split())
+        before = found[at - 1] if at else None
+        if (before is None or before.block != unit.block or "\n" in before.text
+                or (_reads_on(before.text) and before.start != 0)):
+            return ""
+        return " ".join(quote[before.start:unit.end].split())
+    return ""
+
+
+def _words(text: str) -> set[str]:
+    return {word.casefold() for word in re.findall(r"[^\W\d_]{3,}", text)}
+
+
+def _reads_on(sentence: str) -> bool:
+    """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:")."""
+    return leans_back(sentence) or bool(_READS_ON.search(_IN_CODE.sub("", sentence)))
+
+
+def _block_code(block: str) -> str:
+    """A fenced block's code, without its fence lines."""
+    lines = block.split("\n")
+    inner = lines[1:-1] if len(lines) > 1 and FENCE_LINE.match(lines[-1]) else lines[1:]
+    return "\n".join(inner)
+
+
+def _same_code(a: str, b: str) -> bool:
+    """Two commands are the same when their lines are, trailing spaces and blank edges aside."""
+    return _code_lines(a) == _code_lines(b)
+
+
+def _code_lines(code: str) -> list[str]:
+    return [line.rstrip() for line in code.strip("\n").split("\n")]
+
+
+def _copied(code: str, quote: str) -> bool:
+    """Whether a command the model wrote is the quote's: a whole `code span` of it, or whole consecutive lines of
+    it (never part of a line: "ferry self-update" is not "ferry self-update --channel beta")."""
+    lines = _code_lines(code)
+    if not any(lines):
+        return False
+    if len(lines) == 1 and f"`{lines[0].strip()}`" in quote:
+        return True
+    held = _code_lines(quote)
+    return any(held[i:i + len(lines)] == lines for i in range(len(held) - len(lines) + 1))
 
 
 def _without(text: str, question: str) -> str:
@@ -500,14 +564,15 @@ def _answered_so(word: str, claim: str, quotes: Sequence[str], checker: SupportC
     return ""
 
 
-def _says_nothing(sentence: str, code: str) -> str:
+def _says_nothing(sentence: str, code: str, step: int = 0) -> str:
     """Why a sentence is too empty to show ("" when it is not): it must state something the check can hold to its
-    quotes, and a sentence that introduces a block must bring the block."""
+    quotes, a sentence that introduces a block must bring the block, and only a step may be a command alone
+    ("2. `npm run dev`")."""
     if sentence.rstrip().endswith(":") and not code:
         return "it introduces a command or list it does not give"
     if len(key_terms(numerals(sentence))) + len(numbers(sentence)) < MIN_TERMS:
         return "it states nothing the quotes could bear out"
-    if not re.search(r"[^\W\d_]", _IN_CODE.sub("", sentence)):  # "; `npx astro add starlight`.": a name, no statement
+    if not step and not re.search(r"[^\W\d_]", _IN_CODE.sub("", sentence)):  # "; `npx astro add starlight`.": a name, no statement
         return "it names code and says nothing of it"
     return ""
 
@@ -554,56 +619,87 @@ def _narrowed(sentence: str, named: Sequence[Passage], checker: SupportChecker) 
             if _part_each(sentence, group):
                 return tuple(p.number for p in group), Support(SUPPORTED)
     return tuple(p.number for p in named), Support(PARTIAL, (
-        "supported only by the quotes it names read together: no one of them says it, nor two of them a part each",))
+        "supported only by the quotes it names read together: no one of them says it, nor do they a statement each",))
 
 
 # Where a sentence joins two statements: "…; …", "… 30 days, and can be replayed …", "… but …".
-_JOINT = re.compile(r";\s+|(?<!\s),?\s+(?:and|but|while|whereas|so)\s+(?=[a-z`])")
+_JOINT = re.compile(r";\s+|(?<!\s),?\s+(?:and|but)\s+(?=[a-z`])")
 # An auxiliary verb: what a statement that opens on it ("… and can be replayed from the dashboard") says of the
 # subject before, and where a sentence's subject ends ("After 30 days, these logs | are deleted").
 _AUX = r"(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|does|do|did)"
 _OPENS_ON_VERB = re.compile(rf"^(?:{_AUX}|gets?|needs?|stays?|keeps?)\b", re.IGNORECASE)
 _VERB = re.compile(rf"\s{_AUX}\s", re.IGNORECASE)
-_PART = DeterministicChecker()  # one part against one quote sentence: the deterministic test, never a model's call
+# One part against one quote sentence: the deterministic test (never a model's call), every key term, as the
+# written answers' own check holds the whole sentence (a part swapping "Enterprise" for "free" is no part of it).
+_PART = DeterministicChecker(supported_at=1.0)
 
 
 def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
     """Whether a sentence quotes support together says several things, each from one of them.
 
     Split where it joins statements ("…; …", "… and can …": first where it first does, then at every joint), each
-    part (a part opening on its verb read with the subject of the first: "Retained events are kept for 30 days and
-    can be replayed" → "Retained events can be replayed") must be supported by one sentence of one quote of the
-    group, a sentence that does not lean on the one before it, and each quote must support a part. "Webhook logs
-    are deleted after 30 days." is one statement: its words from a quote on webhook logs and its number from one
-    on audit logs ("They are deleted after 30 days.") are no support for it, nor for "Webhook logs are listed on
-    the Deliveries page and are deleted after 30 days."
+    part must be supported by one sentence of one quote of the group, a sentence that does not lean on the one
+    before it, and each quote must support a part. A part that names no subject of its own is read with the
+    subject of the part before it (`_statements`), unless it opens as the quote sentence saying it opens
+    ("…; lowering `max_retries` shortens the schedule" over "Lowering `max_retries` shortens the schedule …"):
+    "Webhook logs are deleted after 30 days." is one statement, its words from a quote on webhook logs and its
+    number from one on audit logs ("They are deleted after 30 days.") no support for it, nor for "Webhook logs
+    are listed on the Deliveries page and are deleted after 30 days." When no part before names a subject either
+    ("CLI sessions last 30 days; after that, run `ferry login` again"), the part must be said by the same quote
+    sentence as the part before it.
     """
-    said = [[u for u in sentence_units(p.quote) if not leans_back(u.strip())] for p in group]
+    said = [(i, u.strip()) for i, p in enumerate(group) for u in sentence_units(p.quote) if not leans_back(u.strip())]
     for pieces in dict.fromkeys((tuple(_JOINT.split(sentence, maxsplit=1)), tuple(_JOINT.split(sentence)))):
         parts = _statements([piece.strip() for piece in pieces])
-        if not parts:
-            continue
-        borne = [{i for i, found in enumerate(said) if any(_PART.check(part, [u]).status == SUPPORTED for u in found)}
-                 for part in parts]
-        if all(borne) and set().union(*borne) == set(range(len(group))):
+        borne: list[set[int]] = []
+        for piece, reading, alone in parts:
+            read = {at for at, (_, u) in enumerate(said) if _PART.check(reading, [u]).status == SUPPORTED}
+            if alone:
+                read &= borne[-1]  # no subject: the sentence the part before comes from
+            if reading != piece or alone:  # … or one that opens as it does, its subject and all
+                read |= {at for at, (_, u) in enumerate(said)
+                         if _opening(u) == _opening(piece) and _PART.check(piece, [u]).status == SUPPORTED}
+            borne.append(read)
+        if parts and all(borne) and {said[at][0] for found in borne for at in found} == set(range(len(group))):
             return True
     return False
 
 
-def _statements(pieces: list[str]) -> list[str]:
-    """The statements a sentence cut at its joints makes, each part opening on a verb given the first's subject;
-    none when a part is empty, has no subject to borrow, or states too little to check alone."""
+def _opening(text: str) -> list[str]:
+    """A sentence's first two words, a list item's marker aside."""
+    return [word.casefold() for word in re.findall(r"\w+", _ITEM.sub("", text, count=1))[:2]]
+
+
+# A part that opens on what names its own subject: an article or determiner, a capitalized name, code.
+_NAMES_SUBJECT = re.compile(r"^(?:(?:the|a|an|each|every|all|any|no|your|our|some|most|many|only)\b|[A-Z`])")
+
+
+def _statements(pieces: list[str]) -> list[tuple[str, str, bool]]:
+    """The statements a sentence cut at its joints makes: each part, how it reads, and whether it has no subject
+    to be read with (so must come from the sentence the part before it comes from); none when a part is empty or
+    states too little.
+
+    A later part says its thing of the subject of the nearest part before it that names one, when it names none
+    itself: it opens on its verb ("… and can be replayed"), its subject points back ("… and they are deleted …"),
+    or no auxiliary verb follows a subject of its own ("… and expire after 30 days" reads "Webhook logs expire
+    after 30 days").
+    """
     if len(pieces) < 2 or not all(pieces):
         return []
-    subject = _subject(pieces[0])
-    parts = [pieces[0]]
-    for piece in pieces[1:]:
-        if _OPENS_ON_VERB.match(piece):
-            if subject == pieces[0]:
-                return []
-            piece = f"{subject.strip()} {piece}"
-        parts.append(piece)
-    return [] if any(len(key_terms(part)) + len(numbers(part)) < MIN_TERMS for part in parts) else parts
+    parts: list[tuple[str, str, bool]] = []
+    subject = ""  # the subject a part without one of its own is read with
+    for piece in pieces:
+        own = _subject(piece)
+        pointing = own != piece and bool(_POINTS_BACK.search(own))
+        if not parts or (own != piece and own.strip() and not pointing) or (
+                own == piece and _NAMES_SUBJECT.match(piece)):
+            subject = own.strip() if own != piece and not pointing else subject
+            parts.append((piece, piece, False))
+        elif subject:
+            parts.append((piece, f"{subject} {piece[len(own):].strip() if pointing else piece}", False))
+        else:
+            parts.append((piece, piece, True))
+    return [] if any(len(key_terms(reading)) + len(numbers(reading)) < MIN_TERMS for _, reading, _ in parts) else parts
 
 
 class Writer:

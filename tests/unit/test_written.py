@@ -823,8 +823,8 @@ def test_a_command_copied_from_a_quote_is_shown_under_the_quotes_sentence_that_i
     """Measured (Starlight): the model copied `npx @astrojs/upgrade` right, but its "To upgrade Starlight …, use the
     following command:" was dropped for "upgrade" (the quote says "update"), and in another attempt it wrote the
     block with no sentence at all: the command the visitor asked for was never shown."""
-    expected = ("You can update it and its plugins by running the following command in your terminal:",
-                "ferry self-update", (1,))
+    expected = ("Ferry is a command-line tool. You can update it and its plugins by running the following command in "
+                "your terminal:", "ferry self-update", (1,))  # with the sentence its "it" points back to
     for reply in ("To upgrade Ferry and its plugins, use the following command:\n\n```sh\nferry self-update\n```\n[1]",
                   "```sh\nferry self-update\n```",
                   "Run:\n```sh\nferry self-update\n```"):
@@ -834,14 +834,27 @@ def test_a_command_copied_from_a_quote_is_shown_under_the_quotes_sentence_that_i
 
 
 def test_a_command_is_not_shown_under_a_quote_that_denies_the_sentence_or_with_an_introduction_pointing_back():
-    denied = read_reply("Plugins are not updated by the following command:\n```sh\nferry self-update\n```\n[1]",
-                        [UPGRADE], WRITTEN_CHECK, question=UPGRADING)
-    assert not denied.sentences
-    for quote in ("Stop the service first. Then run:\n\n```sh\nferry self-update\n```",
-                  "Plugins are kept in `~/.ferry`. These are updated with:\n\n```sh\nferry self-update\n```",
+    """Found in review: "To undo this, run:" shown under another quote's sentence reads as undoing that."""
+    for reply in ("Plugins are not updated by the following command:\n```sh\nferry self-update\n```\n[1]",
+                  "Plugins are not updated by the following command:\n```sh\nferry self-update\n```"):
+        assert not read_reply(reply, [UPGRADE], WRITTEN_CHECK, question=UPGRADING).sentences, reply
+    for quote in ("Open a terminal. Then stop it. Then run:\n\n```sh\nferry self-update\n```",  # both point back
+                  "Open a terminal.\n\nTo undo this, run:\n\n```sh\nferry self-update\n```",  # another paragraph
+                  "Stop the service. Next, run:\n\n```sh\nferry self-update --channel beta\n```",  # another command
+                  "To update plugins too, run:\n\n```sh\nferry self-update\nferry plugins update\n```",  # part of it
+                  "Never update during a deploy.\n\nNote the version first.\n\n```sh\nferry self-update\n```",
                   "You can update Ferry by running `ferry self-update`."):  # no block it introduces
         passage = Passage(1, quote, "Install", 0)
-        assert not read_reply("```sh\nferry self-update\n```", [passage], WRITTEN_CHECK, question=UPGRADING).sentences
+        assert not read_reply("```sh\nferry self-update\n```", [passage], WRITTEN_CHECK, question=UPGRADING).sentences, quote
+    for quote, shown in (("Archive a project with `ferry archive`. To undo this, run:\n\n```sh\nferry self-update\n```",
+                          "Archive a project with `ferry archive`. To undo this, run:"),
+                         ("Plugins are kept in `~/.ferry`. These are updated with:\n\n~~~sh\nferry self-update\n~~~",
+                          "Plugins are kept in `~/.ferry`. These are updated with:"),
+                         ("Never run `ferry self-update` during a deploy.\n\nUpdate Ferry with the `self-update` command:"
+                          "\n\n````sh\nferry self-update\n````", "Update Ferry with the `self-update` command:")):
+        passage = Passage(1, quote, "Install", 0)
+        written = read_reply("```sh\nferry self-update\n```", [passage], WRITTEN_CHECK, question=UPGRADING)
+        assert [(s.text, s.code) for s in written.sentences] == [(shown, "ferry self-update")], quote
     copied = read_reply("You can update Ferry and its plugins with the following command:\n```sh\nferry self-update\n```"
                         "\n\n```sh\nferry self-update\n```", [UPGRADE], WRITTEN_CHECK, question=UPGRADING)
     assert len(copied.sentences) == 1  # the visitor reads a command once
@@ -863,3 +876,76 @@ def test_a_sentence_written_twice_is_shown_once_with_its_command_if_one_brings_o
     later = read_reply("Lower numbers are shown higher up in the group [1].\nLower numbers are shown higher up in the "
                        "group:\n```md\norder: 1\n```\n[1]", [order], WRITTEN_CHECK, question="How do I move a page up?")
     assert [(s.text, s.code) for s in later.sentences] == [("Lower numbers are shown higher up in the group:", "order: 1")]
+
+
+@pytest.mark.parametrize("reply, quotes", [
+    # found in review: each part must be said of its own subject, every key term of it, and a command stays only
+    # under a quote that holds it
+    ("Webhook logs are listed on the Deliveries page; audit logs are kept for 1 year and can be exported as CSV.",
+     ["Webhook logs are listed on the Deliveries page. Webhook logs can be exported as CSV.",
+      "Audit logs are kept for 1 year."]),
+    ("Webhook logs are listed on the Deliveries page and expire after 30 days [1][2].",
+     ["Webhook logs are listed on the Deliveries page.", "Audit logs expire after 30 days."]),
+    ("Audit logs are exported as CSV, and they are deleted after 30 days [1][2].",
+     ["Audit logs are exported as CSV.", "Webhook logs are deleted after 30 days."]),
+    ("Webhook logs of the Free plan are listed on the Deliveries page, and the free plans include audit logs [1][2].",
+     ["Webhook logs of the Free plan are listed on the Deliveries page.", "Enterprise plans include audit logs."]),
+    ("Audit logs are exported as CSV, so audit logs expire after 30 days [1][2].",
+     ["Audit logs are exported as CSV.", "Audit logs expire after 30 days."]),
+])
+def test_quotes_never_lend_one_statement_the_subject_or_terms_of_another(reply, quotes):
+    passages = [Passage(n, q, "Logs", 0) for n, q in enumerate(quotes, 1)]
+    written = read_reply(reply, passages, WRITTEN_CHECK, question="How long are logs kept?")
+    # never the model's sentence; at most a quote's own sentence in its place
+    assert all(s.instead_of and s.text in quotes[s.passages[0] - 1] for s in written.sentences), written
+
+
+def test_a_sentence_of_several_statements_rests_on_the_quote_sentences_that_say_each():
+    """Measured (content/): "CLI sessions last 30 days; after that, run `ferry login` again; the CLI stores …" on a
+    quote saying the first two in one sentence and another saying the third."""
+    session = Passage(1, "CLI sessions last 30 days; after that, run `ferry login` again.", "CLI", 0)
+    token = Passage(2, "The CLI stores a session token in `~/.config/ferry/credentials.toml`.", "CLI", 0)
+    reply = ("CLI sessions last 30 days; after that, run `ferry login` again; the CLI stores a session token in "
+             "`~/.config/ferry/credentials.toml` [1][2].")
+    assert [s.passages for s in read_reply(reply, [session, token], WRITTEN_CHECK, question="How long?").sentences] == [
+        (1, 2)]
+    apart = Passage(1, "CLI sessions last 30 days. If your token is revoked, run `ferry login` again.", "CLI", 0)
+    assert not read_reply(reply, [apart, token], WRITTEN_CHECK, question="How long?").sentences  # not after 30 days
+
+
+def test_a_command_only_a_quote_the_check_set_aside_holds_is_not_shown():
+    """Found in review: narrowed to [1], the sentence kept the command only [2] holds."""
+    replay = Passage(2, "Replay events with:\n\n```sh\nferry events replay\n```", "Replay", 0)
+    written = read_reply("Events are retained for 30 days on every plan [1][2]:\n```sh\nferry events replay\n```",
+                         [RETAINED, replay], WRITTEN_CHECK, question=ASKED)
+    assert all(s.code == "" or s.passages == (2,) for s in written.sentences)
+
+
+def test_steps_may_be_commands_alone_and_may_repeat():
+    """Found in review: "1. `npm install`" said nothing, and a procedure's second "Restart the service" was dropped."""
+    steps = Passage(1, "Edit `ferry.toml`, then restart the service to apply the change. Run `npm install` and "
+                       "`npm run dev`.", "Setup", 0)
+    written = read_reply("1. `npm install` [1]\n2. `npm run dev` [1]\n3. Restart the service to apply the change [1].\n"
+                         "4. Edit `ferry.toml` [1].\n5. Restart the service to apply the change [1].", [steps],
+                         WRITTEN_CHECK, question="How do I set it up?")
+    assert [s.step for s in written.sentences] == [1, 2, 3, 4, 5]
+
+
+def test_one_sentence_is_shown_once_per_command():
+    """Found in review: the same words over X, then over Y twice, showed the second twice."""
+    both = Passage(1, "Install the CLI:\n\n```sh\nbrew install ferry\n```\n\nInstall the CLI:\n\n```sh\nnpm i -g ferry\n```",
+                   "Install", 0)
+    written = read_reply("Install the CLI [1]:\n```sh\nbrew install ferry\n```\nInstall the CLI [1]:\n```sh\nnpm i -g ferry\n"
+                         "```\nInstall the CLI [1]:\n```sh\nnpm i -g ferry\n```", [both], WRITTEN_CHECK,
+                         question="How do I install the CLI?")
+    assert [s.code for s in written.sentences] == ["brew install ferry", "npm i -g ferry"]
+
+
+def test_a_statement_that_opens_as_its_quote_sentence_opens_keeps_its_own_subject():
+    """Measured (content/): "…; lowering `max_retries` shortens the schedule …" names its subject as its quote does,
+    though no auxiliary verb follows it."""
+    manual = Passage(1, "A manual retry does not reset the schedule.", "Retries", 0)
+    lower = Passage(2, "Lowering `max_retries` shortens the schedule from the top of the table.", "Retries", 0)
+    reply = ("A manual retry does not reset the schedule; lowering `max_retries` shortens the schedule from the top of "
+             "the table [1][2].")
+    assert [s.passages for s in read_reply(reply, [manual, lower], WRITTEN_CHECK, question="When?").sentences] == [(1, 2)]
