@@ -30,7 +30,7 @@ _EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*]
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
-def _fence_cut(line: str) -> list[str]:
+def fence_cut(line: str) -> list[str]:
     """A prose line and the fence it opens at its end, as two lines; the line alone when it opens none (a line that
     is a fence, or one ending in an inline ```span``` opened on it)."""
     found = _FENCE_IN_LINE.search(line)
@@ -52,7 +52,7 @@ def unemphasized(line: str) -> str:
 def units(text: str, given: Collection[int] = ()) -> list[tuple[str, int, str]]:
     """(sentence or step, its step number or 0, the code block right after it) in reply order."""
     read: list[tuple[str, int, str]] = []
-    lines = [part for line in text.strip().split("\n") for part in _fence_cut(line)]
+    lines = [part for line in text.strip().split("\n") for part in fence_cut(line)]
     i = 0
     while i < len(lines):
         line = lines[i]

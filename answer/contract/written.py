@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,8 +49,8 @@ from ingest.context_sentences import leans_back
 from ingest.mdx import FENCE_LINE
 from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, compound_parts, key_terms, numerals, stem
 
-from .reply import SENTENCE_ENDS, numbered, unemphasized, units
-from .spans import SENTENCE, blocks, inside_code, introduced_block, sentence_starts
+from .reply import SENTENCE_ENDS, fence_cut, numbered, unemphasized, units
+from .spans import ITEM, SENTENCE, blocks, inside_code, introduced_block, sentence_starts
 from .spans import units as quote_units
 from .support import (
     PARTIAL,
@@ -224,7 +225,10 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
             plain = f"{held.text.rstrip('.!,:; ')}. {plain}"
         elif held is not None:
             read.append(held)
-        read.append(_checked(plain, cited, step, code, passages, checker))
+        sentence = _checked(plain, cited, step, code, passages, checker)
+        read.append(sentence)
+        if code and sentence.shown and not sentence.code:  # the command, apart: under its quote's introduction, if any
+            read.append(Sentence("", sentence.passages, _SAYS_NOTHING, (_BARE,), step, code))
     if answer_word is not None:
         read.append(answer_word)
     for at, sentence in enumerate(read):  # after the whole reply: a quote's sentence never repeats a later one
@@ -274,15 +278,21 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
             return Sentence(plain, (), _NAMES_NONE, ("no quote supports it, and it names none", *closest),
                             step, code)
     quotes = [by_number[n].quote for n in cites]
-    kept_code = code if code and any(_copied(code, q) for q in quotes) else ""
-    empty = _says_nothing(checked, kept_code, step)
+    empty = _says_nothing(checked, code, step)  # whether the command is its quote's, `_introduces` decides below
     if empty:
         return Sentence(plain, cites, _SAYS_NOTHING, (empty,), step, code)
     support = checker.check(checked, quotes)
     if support.status == SUPPORTED and len(cites) > 1:  # together they do: which of them say it?
         cites, support = _narrowed(checked, [by_number[n] for n in cites], checker)
-        kept_code = kept_code if any(_copied(kept_code, by_number[n].quote) for n in cites) else ""
-    reasons = support.reasons + (("a command not copied from the quotes it names was left out",)
+        quotes = [by_number[n].quote for n in cites]
+    altered = [span for span in _IN_CODE.findall(checked) if not any(_verbatim(span.strip("`"), q) for q in quotes)]
+    if support.status == SUPPORTED and altered:  # "`ferry deploy --prod`" where the docs say `ferry deploy`
+        support = Support(PARTIAL, (f"code not in the quotes as written: {', '.join(altered)}",))
+    kept_code = code if code and any(_introduces(checked, q, code) for q in quotes) else ""
+    if code and not kept_code and checked.rstrip().endswith(":"):
+        return Sentence(plain, cites, _SAYS_NOTHING, ("its command is not the one its quotes introduce so",),
+                        step, code)  # the quote's own introduction may still show it (`_in_quote_code`)
+    reasons = support.reasons + (("its command was left out: no quote it rests on introduces it so",)
                                  if code and not kept_code else ())
     if not (lead and support.status == SUPPORTED):
         return Sentence(plain, cites, support.status, reasons, step, kept_code)  # dropped as written, for the audit
@@ -409,7 +419,7 @@ def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Seque
     named = [p for p in passages if p.number in sentence.passages]
     claim = numerals(_said(sentence.text)[2]) if sentence.text else ""
     for passage in named or passages:
-        introduction = _introduction(passage.quote, sentence.code)
+        introduction, _ = _introduction(passage.quote, sentence.code)
         if not introduction or (claim and contradicts(claim, passage.quote)):
             continue
         return Sentence(unemphasized(introduction), (passage.number,), SUPPORTED,
@@ -424,25 +434,29 @@ _READS_ON = re.compile(r"^(?:alternatively|next|afterwards|after that|also|final
                        r"likewise|again|now)\b|\b(?:this|that|these|those|it|its|they|them|their)\b", re.IGNORECASE)
 
 
-def _introduction(quote: str, code: str) -> str:
-    """The quote's sentence that introduces the code block equal to `code` (`introduced_block`), with the sentence
-    before it when it points back; "" when none does, or the one before points back too."""
+def _introduction(quote: str, code: str) -> tuple[str, str]:
+    """The quote's sentence (or list item) that introduces the code block equal to `code` (`introduced_block`),
+    shown with the sentence before it when it points back, and the introducing sentence alone; ("", "") when
+    none does, or the one before points back too."""
+    quote = "\n".join(part for line in quote.split("\n") for part in fence_cut(line))  # "… marker: ```js"
     layout = blocks(quote)
-    found = [u for u in quote_units(quote) if u.kind == SENTENCE]
+    found = [u if u.kind == SENTENCE else replace(u, kind=SENTENCE)
+             for u in quote_units(quote) if u.kind in (SENTENCE, ITEM)]  # "1. Install it with Homebrew:" too
     for at, unit in enumerate(found):
         block = introduced_block(quote, unit, layout)
         if block is None or block[2] != "code" or not _same_code(_block_code(quote[block[0]:block[1]]), code):
             continue
-        if unit.text.rstrip("*_ ").endswith(".") and not _words(unit.text) & _words(code):
-            return ""  # "Note the version first." before a block says nothing of it; "… with `ferry add`." does
-        if not _reads_on(unit.text) or unit.start == 0:
-            return " ".join(unit.text.split())
-        before = found[at - 1] if at else None
-        if (before is None or before.block != unit.block or "\n" in before.text
-                or (_reads_on(before.text) and before.start != 0)):
-            return ""
-        return " ".join(quote[before.start:unit.end].split())
-    return ""
+        own = " ".join(_ITEM.sub("", unit.text, count=1).split())
+        named = _words(code) - _words(code.split(maxsplit=1)[0] if code.strip() else "")  # not the program's name
+        if own.rstrip("*_ ").endswith(".") and not _words(own) & named:
+            return "", ""  # "Check your Ferry version first." before a block says nothing of it; "… `ferry add`." does
+        if not _reads_on(own):
+            return own, own
+        before = found[at - 1] if at else None  # "To undo this, run:" opening its quote: undo what, it never says
+        if before is None or before.block != unit.block or "\n" in before.text or _reads_on(before.text):
+            return "", ""
+        return " ".join(quote[before.start:unit.end].split()), own
+    return "", ""
 
 
 def _words(text: str) -> set[str]:
@@ -450,8 +464,11 @@ def _words(text: str) -> set[str]:
 
 
 def _reads_on(sentence: str) -> bool:
-    """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:")."""
-    return leans_back(sentence) or bool(_READS_ON.search(_IN_CODE.sub("", sentence)))
+    """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:"); "this page" is the page."""
+    return leans_back(sentence) or bool(_READS_ON.search(_THIS_PAGE.sub("", _IN_CODE.sub("", sentence))))
+
+
+_THIS_PAGE = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|document)\b", re.IGNORECASE)
 
 
 def _block_code(block: str) -> str:
@@ -462,24 +479,26 @@ def _block_code(block: str) -> str:
 
 
 def _same_code(a: str, b: str) -> bool:
-    """Two commands are the same when their lines are, trailing spaces and blank edges aside."""
+    """Two commands are the same when their lines are, trailing spaces, blank edges and a common indent aside (a
+    block in a list item is indented with it)."""
     return _code_lines(a) == _code_lines(b)
 
 
 def _code_lines(code: str) -> list[str]:
-    return [line.rstrip() for line in code.strip("\n").split("\n")]
+    return [line.rstrip() for line in textwrap.dedent(code).strip("\n").split("\n")]
 
 
-def _copied(code: str, quote: str) -> bool:
-    """Whether a command the model wrote is the quote's: a whole `code span` of it, or whole consecutive lines of
-    it (never part of a line: "ferry self-update" is not "ferry self-update --channel beta")."""
-    lines = _code_lines(code)
-    if not any(lines):
-        return False
-    if len(lines) == 1 and f"`{lines[0].strip()}`" in quote:
-        return True
-    held = _code_lines(quote)
-    return any(held[i:i + len(lines)] == lines for i in range(len(held) - len(lines) + 1))
+def _introduces(sentence: str, quote: str, code: str) -> bool:
+    """Whether the quote introduces this command with what the sentence says: the command is shown under the
+    model's sentence only then ("To migrate the database, use:" over a quote's `ferry db reset` that "deletes all
+    data" is another command's sentence)."""
+    own = _introduction(quote, code)[1]
+    return bool(own) and _PART.check(sentence.rstrip(":. "), [own]).status == SUPPORTED
+
+
+def _verbatim(code: str, quote: str) -> bool:
+    """Whether a code span's text is in the quote as written, not inside a longer name or command."""
+    return bool(re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", quote))
 
 
 def _without(text: str, question: str) -> str:
@@ -648,7 +667,10 @@ def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
     ("CLI sessions last 30 days; after that, run `ferry login` again"), the part must be said by the same quote
     sentence as the part before it.
     """
-    said = [(i, u.strip()) for i, p in enumerate(group) for u in sentence_units(p.quote) if not leans_back(u.strip())]
+    terms = key_terms(sentence)
+    said = [(i, u) for i, p in enumerate(group) for u in (u.strip() for u in sentence_units(p.quote))
+            if not leans_back(u) and not (_POINTS_BACK.search(_subject(u)) and not _opens(p.quote, u))
+            and (_subject(u) == u or key_terms(_subject(u)) <= terms)]  # "Audit logs …" is no sentence on "the logs"
     for pieces in dict.fromkeys((tuple(_JOINT.split(sentence, maxsplit=1)), tuple(_JOINT.split(sentence)))):
         parts = _statements([piece.strip() for piece in pieces])
         borne: list[set[int]] = []
@@ -656,9 +678,9 @@ def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
             read = {at for at, (_, u) in enumerate(said) if _PART.check(reading, [u]).status == SUPPORTED}
             if alone:
                 read &= borne[-1]  # no subject: the sentence the part before comes from
-            if reading != piece or alone:  # … or one that opens as it does, its subject and all
-                read |= {at for at, (_, u) in enumerate(said)
-                         if _opening(u) == _opening(piece) and _PART.check(piece, [u]).status == SUPPORTED}
+            if reading != piece or alone:  # … or one standing alone that opens as it does, its subject and all
+                read |= {at for at, (_, u) in enumerate(said) if _opening(u) == _opening(piece)
+                         and not _reads_on(u) and _PART.check(piece, [u]).status == SUPPORTED}
             borne.append(read)
         if parts and all(borne) and {said[at][0] for found in borne for at in found} == set(range(len(group))):
             return True
@@ -696,7 +718,8 @@ def _statements(pieces: list[str]) -> list[tuple[str, str, bool]]:
             subject = own.strip() if own != piece and not pointing else subject
             parts.append((piece, piece, False))
         elif subject:
-            parts.append((piece, f"{subject} {piece[len(own):].strip() if pointing else piece}", False))
+            reading = _POINTS_BACK.sub(subject, own, count=1) + piece[len(own):] if pointing else f"{subject} {piece}"
+            parts.append((piece, reading, False))  # "their payloads are …" reads "Webhook logs payloads are …"
         else:
             parts.append((piece, piece, True))
     return [] if any(len(key_terms(reading)) + len(numbers(reading)) < MIN_TERMS for _, reading, _ in parts) else parts
