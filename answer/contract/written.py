@@ -47,10 +47,20 @@ from typing import Protocol, runtime_checkable
 
 from ingest.context_sentences import leans_back
 from ingest.mdx import FENCE_LINE
-from ingest.text import NAME_IN_SENTENCE, NUMBER_WITH_UNIT, TERM_STOPWORDS, compound_parts, key_terms, numerals, stem
+from ingest.normalize import normalize
+from ingest.text import (
+    NAME_IN_SENTENCE,
+    NUMBER_WITH_UNIT,
+    TERM_STOPWORDS,
+    compound_parts,
+    has_negation,
+    key_terms,
+    numerals,
+    stem,
+)
 
 from .reply import SENTENCE_ENDS, fence_cut, numbered, unemphasized, units
-from .spans import ITEM, SENTENCE, blocks, inside_code, introduced_block, sentence_starts
+from .spans import ITEM, SENTENCE, Unit, blocks, inside_code, introduced_block, sentence_starts
 from .spans import units as quote_units
 from .support import (
     PARTIAL,
@@ -238,8 +248,27 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
                         or sentence)
     for at in _repeats(read):
         read[at] = replace(read[at], status=_REPEATS, reasons=("it repeats a sentence shown beside it",))
+    for at in _dangling(read):
+        read[at] = replace(read[at], status=PARTIAL, reasons=(
+            "it points back at a sentence before it that rests on another quote",))
     return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
                    passages=tuple(passages))
+
+
+def _dangling(read: Sequence[Sentence]) -> list[int]:
+    """Where a shown sentence in the model's words points back ("They are deleted after 30 days [2].") at a shown
+    sentence resting on no quote it rests on: its "they" is the quote's, not what the visitor just read. (A first
+    sentence pointing back, "This directory contains …", points at what was asked and its quote's chip.)"""
+    dangling, before = [], None
+    for at, sentence in enumerate(read):
+        if not sentence.shown or not sentence.text:
+            continue
+        if (not sentence.instead_of and before is not None and _reads_on(_said(sentence.text)[2])
+                and not set(before.passages) & set(sentence.passages)):
+            dangling.append(at)
+            continue
+        before = sentence
+    return dangling
 
 
 def _repeats(read: Sequence[Sentence]) -> list[int]:
@@ -268,6 +297,7 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     when the quote answers so itself (`_answered_so`); otherwise the sentence is shown without it.
     """
     lead, said, checked = _said(plain)
+    code = code if code.strip() else ""  # a block with nothing in it is no command
     by_number = {p.number: p for p in passages}
     cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
     if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
@@ -292,10 +322,12 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     if code and not kept_code and checked.rstrip().endswith(":"):
         return Sentence(plain, cites, _SAYS_NOTHING, ("its command is not the one its quotes introduce so",),
                         step, code)  # the quote's own introduction may still show it (`_in_quote_code`)
+    if support.status != SUPPORTED:  # dropped as written, for the audit; its command may yet be shown
+        return Sentence(plain, cites, support.status, support.reasons, step, code)
     reasons = support.reasons + (("its command was left out: no quote it rests on introduces it so",)
                                  if code and not kept_code else ())
-    if not (lead and support.status == SUPPORTED):
-        return Sentence(plain, cites, support.status, reasons, step, kept_code)  # dropped as written, for the audit
+    if not lead:
+        return Sentence(plain, cites, support.status, reasons, step, kept_code)
     answer = _answered_so(lead.group(1), checked, quotes, checker)
     reasons += () if answer else (f"its “{lead.group(1)}” was left out: no quote it rests on answers so",)
     return Sentence(f"{answer} {said}" if answer else said, cites, support.status, reasons, step, kept_code)
@@ -398,7 +430,7 @@ _FELL_SHORT = {PARTIAL: "was partly supported", UNSUPPORTED: "was not supported 
 
 def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Sequence[Sentence]) -> Sentence | None:
     """A command the model copied from a quote, shown under the quote's own sentence that introduces it, when the
-    model's sentence about it is not borne out or is missing.
+    model's sentence about it is not borne out, says less or other than that sentence, or is missing.
 
     The model copies the command right and says what it does in words of its own ("To upgrade Starlight …, use
     the following command:" over "You can update it … by running the following command in your terminal:"), or
@@ -406,69 +438,116 @@ def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Seque
     with the sentence that says what it does: shown together, both verbatim, from a quote the sentence named
     (else any quote given), unless the quote contradicts the model's sentence or the visitor already reads the
     command. The command must be the quote's whole block (a block's first line under "To update plugins too,
-    run:" is another command), and the sentence the one the quote introduces it with (`introduced_block`), read
-    with the sentence before it when it points back ("Archive a project with `ferry archive`. To undo this,
-    run:"; alone, "this" would be whatever the visitor read last).
+    run:" is another command), and the sentence the one the quote introduces it with (`_introduction`); a
+    command the quote gives inline ("Install it with Homebrew: `brew install ferry`.") is shown in its sentence.
     """
     if not sentence.code or sentence.status not in (PARTIAL, UNSUPPORTED, _NAMES_NONE, _SAYS_NOTHING):
         return None
     if sentence.status == UNSUPPORTED and not all(r.startswith(_LACKED) for r in sentence.reasons):
         return None
-    if any(_same_code(sentence.code, s.code) for s in shown if s.code):
+    if any(_same_code(sentence.code, s.code) or _inline(sentence.code, s.text) for s in shown):
         return None
     named = [p for p in passages if p.number in sentence.passages]
     claim = numerals(_said(sentence.text)[2]) if sentence.text else ""
     for passage in named or passages:
-        introduction, _ = _introduction(passage.quote, sentence.code)
+        introduction, own = _introduction(passage.quote, sentence.code)
         if not introduction or (claim and contradicts(claim, passage.quote)):
             continue
+        if any(introduction.casefold().startswith(s.text.casefold().rstrip(".")) for s in shown if s.text):
+            introduction = own  # the sentence before it is shown just above
         return Sentence(unemphasized(introduction), (passage.number,), SUPPORTED,
                         (f"shown with the words of quote [{passage.number}] that introduce its command: the model's "
-                         f"sentence {_FELL_SHORT[sentence.status]}",), sentence.step, sentence.code,
+                         f"sentence {_FELL_SHORT[sentence.status]}",), sentence.step,
+                        "" if _inline(sentence.code, introduction) else sentence.code,
                         instead_of=sentence.text or "(a command alone)")
     return None
 
 
-# An introduction that reads on from the sentence before it: "Next, run:", "Alternatively, install it with:"
-_READS_ON = re.compile(r"^(?:alternatively|next|afterwards|after that|also|finally|or|additionally|similarly|"
-                       r"likewise|again|now)\b|\b(?:this|that|these|those|it|its|they|them|their)\b", re.IGNORECASE)
-
-
 def _introduction(quote: str, code: str) -> tuple[str, str]:
-    """The quote's sentence (or list item) that introduces the code block equal to `code` (`introduced_block`),
-    shown with the sentence before it when it points back, and the introducing sentence alone; ("", "") when
-    none does, or the one before points back too."""
+    """The quote's sentence (or list item) that introduces the code block equal to `code`, shown with the sentence
+    before it when it reads on from it, and the introducing sentence alone; ("", "") when none does, or the one
+    before reads on too.
+
+    A sentence introduces the block right after it (`introduced_block`) when it ends in a colon, or in a period
+    when a code span in it is the block's command ("Add the adapter with `ferry add`." over `ferry add
+    adapter-node`; "Check your Ferry version first." introduces nothing). A list item introduces only a block of
+    its own and only with a colon ("2. Log in with `ferry login`." is no introduction to a block after the list).
+    A one-line command the quote gives inline, as a whole code span of a sentence, is introduced by that sentence.
+    """
     quote = "\n".join(part for line in quote.split("\n") for part in fence_cut(line))  # "… marker: ```js"
     layout = blocks(quote)
     found = [u if u.kind == SENTENCE else replace(u, kind=SENTENCE)
-             for u in quote_units(quote) if u.kind in (SENTENCE, ITEM)]  # "1. Install it with Homebrew:" too
+             for u in quote_units(quote) if u.kind in (SENTENCE, ITEM) and "\n" not in u.text.strip()]
+    items = {u.start for u in quote_units(quote) if u.kind == ITEM}
+    at, own = _introducing(quote, code, found, layout, items)
+    if at is None:
+        return "", ""
+    unit = found[at]
+    if not _reads_on(own):
+            return own, own
+    before = found[at - 1] if at else None  # "To undo this, run:" opening its quote: undo what, it never says
+    if (before is None or before.block != unit.block or unit.start in items or before.start in items
+            or _reads_on(before.text)):
+        return "", ""
+    return " ".join(quote[before.start:unit.end].split()), own
+
+
+def _introducing(quote: str, code: str, found: Sequence[Unit], layout: list[tuple[int, int, str]],
+                 items: set[int]) -> tuple[int | None, str]:
+    """Which of the quote's sentences introduces the command, and its words: the one before its block, else one
+    giving it inline that does not deny it ("Never run `ferry self-update` during a deploy." introduces nothing)."""
     for at, unit in enumerate(found):
         block = introduced_block(quote, unit, layout)
         if block is None or block[2] != "code" or not _same_code(_block_code(quote[block[0]:block[1]]), code):
             continue
         own = " ".join(_ITEM.sub("", unit.text, count=1).split())
-        named = _words(code) - _words(code.split(maxsplit=1)[0] if code.strip() else "")  # not the program's name
-        if own.rstrip("*_ ").endswith(".") and not _words(own) & named:
-            return "", ""  # "Check your Ferry version first." before a block says nothing of it; "… `ferry add`." does
-        if not _reads_on(own):
-            return own, own
-        before = found[at - 1] if at else None  # "To undo this, run:" opening its quote: undo what, it never says
-        if before is None or before.block != unit.block or "\n" in before.text or _reads_on(before.text):
-            return "", ""
-        return " ".join(quote[before.start:unit.end].split()), own
-    return "", ""
+        if own.rstrip("*_ ").endswith(".") and (unit.start in items or not _names_command(own, code)):
+            return None, ""
+        return at, own
+    for at, unit in enumerate(found):
+        own = " ".join(_ITEM.sub("", unit.text, count=1).split())
+        if _inline(code, own) and not has_negation(normalize(own).text):
+            return at, own
+    return None, ""
 
 
-def _words(text: str) -> set[str]:
-    return {word.casefold() for word in re.findall(r"[^\W\d_]{3,}", text)}
+def _names_command(sentence: str, code: str) -> bool:
+    """Whether a code span of the sentence is the block's command, or its start up to a word's end."""
+    first = _code_lines(code)[0].strip()
+    return any(first == span or first.startswith(span + " ") for span in (m.strip("`") for m in _IN_CODE.findall(sentence)))
+
+
+def _inline(code: str, sentence: str) -> bool:
+    """Whether a one-line command is a whole code span of the sentence."""
+    lines = _code_lines(code)
+    return len(lines) == 1 and bool(lines[0].strip()) and f"`{lines[0].strip()}`" in sentence
+
+
+# A sentence that reads on from the one before: it opens on a connective, or points back early ("To undo this,
+# run:", "These are updated with:"), not "this page" or "the following command" nor a pronoun late in it ("… so
+# you can run it from any directory:").
+_CONNECTIVE = re.compile(r"^(?:alternatively|next|afterwards|after that|also|finally|or|additionally|similarly|"
+                         r"likewise|again|now)\b", re.IGNORECASE)
+_POINTING = re.compile(r"\b(?:this|these|those|it|its|they|them|their)\b", re.IGNORECASE)  # "that" may be "so that"
+_NOT_POINTING = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|document|command|snippet|example|code|"
+                           r"file|step)\b", re.IGNORECASE)
 
 
 def _reads_on(sentence: str) -> bool:
-    """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:"); "this page" is the page."""
-    return leans_back(sentence) or bool(_READS_ON.search(_THIS_PAGE.sub("", _IN_CODE.sub("", sentence))))
+    """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:")."""
+    text = _ITEM.sub("", _IN_CODE.sub("", sentence).strip(), count=1)
+    return leans_back(text) or bool(_CONNECTIVE.match(text)) or bool(
+        _POINTING.search(_NOT_POINTING.sub("", _opening_clause(text))))
 
 
-_THIS_PAGE = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|document)\b", re.IGNORECASE)
+def _opening_clause(sentence: str) -> str:
+    """Where a sentence names what it is about: its subject (`_subject`: "After 30 days, these logs"), else, with no
+    auxiliary verb found, up to its first comma within six words ("To undo this,"), else its first three words."""
+    subject = _subject(sentence)
+    if subject != sentence:
+        return subject
+    head = re.split(r"[,:;]", sentence, maxsplit=1)[0]
+    return head if head != sentence and len(head.split()) <= 6 else " ".join(sentence.split()[:3])
 
 
 def _block_code(block: str) -> str:
@@ -489,16 +568,35 @@ def _code_lines(code: str) -> list[str]:
 
 
 def _introduces(sentence: str, quote: str, code: str) -> bool:
-    """Whether the quote introduces this command with what the sentence says: the command is shown under the
-    model's sentence only then ("To migrate the database, use:" over a quote's `ferry db reset` that "deletes all
-    data" is another command's sentence)."""
-    own = _introduction(quote, code)[1]
-    return bool(own) and _PART.check(sentence.rstrip(":. "), [own]).status == SUPPORTED
+    """Whether the quote introduces this command with what the sentence says, no more and no less: only then is
+    the command shown under the model's words ("To migrate the database, use:" over a quote's `ferry db reset`
+    that "deletes all data" is another command's sentence, and "To start over, reset the database with:" leaves
+    out the "delete all data" of the docs' own). Anything else shows the quote's introduction (`_in_quote_code`)."""
+    shown, own = _introduction(quote, code)
+    if not own or shown != own or _inline(code, own) or _reads_on(sentence):
+        return False
+    said, introduction = sentence.rstrip(":. "), own.rstrip(":. ")
+    return (_PART.check(said, [introduction]).status == SUPPORTED
+            and _PART.check(introduction, [said]).status == SUPPORTED)
 
 
 def _verbatim(code: str, quote: str) -> bool:
-    """Whether a code span's text is in the quote as written, not inside a longer name or command."""
-    return bool(re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", quote))
+    """Whether a code span's text is the quote's as written: a whole code span or code line of it (or a function's
+    name before its arguments: `cy.get` of `cy.get('.a')`), or a whole token of its prose. Never part of a
+    command: `ferry deploy` is not `ferry deploy --dry-run`, nor `--cache` `--cache=false`."""
+    code = code.strip()
+    if not code:
+        return True
+    layout = blocks(quote)
+    lines = [line.strip() for start, end, kind in layout if kind == "code"
+             for line in _block_code(quote[start:end]).split("\n")]
+    prose = "\n".join(quote[start:end] for start, end, kind in layout if kind != "code")
+    spans = [span.strip("`").strip() for span in _IN_CODE.findall(prose)]
+    called = re.compile(rf"(?<![\w.$]){re.escape(code.removesuffix('()'))}\(")
+    if any(c == code or c.removesuffix("()") == code.removesuffix("()") or called.match(c) for c in spans + lines):
+        return True
+    text = _IN_CODE.sub(" ", prose)
+    return bool(re.search(rf"(?<![\w./=@-]){re.escape(code)}(?![\w./=@-]|\s+-)", text))
 
 
 def _without(text: str, question: str) -> str:
@@ -669,8 +767,8 @@ def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
     """
     terms = key_terms(sentence)
     said = [(i, u) for i, p in enumerate(group) for u in (u.strip() for u in sentence_units(p.quote))
-            if not leans_back(u) and not (_POINTS_BACK.search(_subject(u)) and not _opens(p.quote, u))
-            and (_subject(u) == u or key_terms(_subject(u)) <= terms)]  # "Audit logs …" is no sentence on "the logs"
+            if not (_reads_on(u) and not _opens(p.quote, u))
+            and _named_subject(u) <= terms]  # "Audit logs …" is no sentence on "the logs"
     for pieces in dict.fromkeys((tuple(_JOINT.split(sentence, maxsplit=1)), tuple(_JOINT.split(sentence)))):
         parts = _statements([piece.strip() for piece in pieces])
         borne: list[set[int]] = []
@@ -685,6 +783,14 @@ def _part_each(sentence: str, group: Sequence[Passage]) -> bool:
         if parts and all(borne) and {said[at][0] for found in borne for at in found} == set(range(len(group))):
             return True
     return False
+
+
+def _named_subject(sentence: str) -> set[str]:
+    """The key terms of what a sentence is about: its subject without a lead-in ("On every plan, webhook logs") or
+    an of-phrase ("The webhook logs of a project"), or, with no auxiliary verb found, its first two words."""
+    subject = _subject(sentence)
+    head = subject if subject != sentence else " ".join(sentence.split()[:2])
+    return key_terms(re.split(r"\s+of\s+", head.split(",")[-1])[0])
 
 
 def _opening(text: str) -> list[str]:
@@ -718,7 +824,9 @@ def _statements(pieces: list[str]) -> list[tuple[str, str, bool]]:
             subject = own.strip() if own != piece and not pointing else subject
             parts.append((piece, piece, False))
         elif subject:
-            reading = _POINTS_BACK.sub(subject, own, count=1) + piece[len(own):] if pointing else f"{subject} {piece}"
+            found = _POINTS_BACK.search(own) if pointing else None  # replaced as text: a subject may hold "\U"
+            reading = (own[:found.start()] + subject + own[found.end():] + piece[len(own):] if found
+                       else f"{subject} {piece}")
             parts.append((piece, reading, False))  # "their payloads are …" reads "Webhook logs payloads are …"
         else:
             parts.append((piece, piece, True))
