@@ -14,9 +14,10 @@ supported by the quotes it names, and rests only on those of them that say it
 another); one they only partly support may be shown as the quote's own
 sentence it restates (`_in_quote_words`); any other sentence naming no quote,
 or one the quotes do not support, is dropped and kept for the audit. A command
-block the model writes is kept only when its text is verbatim in a quote it
-may rest on, and is shown under the quote's own introducing sentence when the
-model's is not borne out or missing (`_in_quote_code`).
+block the model writes is kept under its sentence only when a quote it rests
+on introduces that whole block with what the sentence says (`_introduces`);
+otherwise it is shown under the quote's own introducing sentence
+(`_in_quote_code`), or not at all.
 The written answer never changes the outcome: refusals and Related passages
 never reach the model, and a reply saying the quotes do not answer
 (`NOT ANSWERED`) is recorded and shows nothing (small models say it of right
@@ -41,7 +42,7 @@ import itertools
 import re
 import textwrap
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
@@ -133,7 +134,7 @@ class Sentence:
     status: str  # supported, partial, unsupported, "names no quote", "says nothing", "repeats" or "unknown quote"
     reasons: tuple[str, ...] = ()
     step: int = 0  # its number in a numbered list (0: a sentence)
-    code: str = ""  # a command block after it, verbatim in a quote it names
+    code: str = ""  # a command block after it: a whole block its quote introduces with this sentence
     instead_of: str = ""  # the model's sentence, when what is shown is the quote's own sentence it restates
 
     @property
@@ -220,6 +221,7 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     answer_word: Sentence | None = None  # a "No." written alone, waiting for the sentence after it
     for unit, step, code in units(text, by_number)[:MAX_UNITS]:
         plain, cited = numbered(unit)
+        code = code if code.strip() else ""  # a block with nothing in it is no command
         if not plain and code:  # a command with no sentence of its own: shown only under its quote's (below)
             read.append(Sentence("", tuple(n for n in cited if n in by_number), _SAYS_NOTHING, (_BARE,), step, code))
             continue
@@ -244,31 +246,51 @@ def read_reply(text: str, passages: Sequence[Passage], checker: SupportChecker, 
     for at, sentence in enumerate(read):  # after the whole reply: a quote's sentence never repeats a later one
         if not sentence.shown:
             others = [s for s in read if s.shown and s is not sentence]
-            read[at] = (_in_quote_code(sentence, passages, others) or _in_quote_words(sentence, question, passages, others)
+            before = [s for s in read[:at] if s.shown]
+            read[at] = (_in_quote_code(sentence, passages, others, before) or _in_quote_words(sentence, question, passages, others)
                         or sentence)
     for at in _repeats(read):
         read[at] = replace(read[at], status=_REPEATS, reasons=("it repeats a sentence shown beside it",))
-    for at in _dangling(read):
+    for at in _dangling(read, passages):
         read[at] = replace(read[at], status=PARTIAL, reasons=(
             "it points back at a sentence before it that rests on another quote",))
     return Written(tuple(s for s in read if s.shown), tuple(s for s in read if not s.shown), raw=text, model=model,
                    passages=tuple(passages))
 
 
-def _dangling(read: Sequence[Sentence]) -> list[int]:
-    """Where a shown sentence in the model's words points back ("They are deleted after 30 days [2].") at a shown
-    sentence resting on no quote it rests on: its "they" is the quote's, not what the visitor just read. (A first
-    sentence pointing back, "This directory contains …", points at what was asked and its quote's chip.)"""
+def _dangling(read: Sequence[Sentence], passages: Sequence[Passage]) -> list[int]:
+    """Where a shown sentence in the model's words points back ("They are deleted after 30 days [2].") at anything
+    but what the quote sentence it restates points back at: the shown sentence before it must rest on the same
+    quote, on the sentence right before (when both are found in it). Its "they" is the quote's, not whatever the
+    visitor just read. The first sentence shown pointing back ("This directory contains …") points at what was
+    asked and its quote's chip (so it does when the sentence before it was dropped: the audit shows both)."""
+    by_number = {p.number: p for p in passages}
     dangling, before = [], None
     for at, sentence in enumerate(read):
         if not sentence.shown or not sentence.text:
             continue
-        if (not sentence.instead_of and before is not None and _reads_on(_said(sentence.text)[2])
-                and not set(before.passages) & set(sentence.passages)):
+        if (before is not None and not sentence.instead_of and _reads_on(_said(sentence.text)[2])
+                and not _follows(before, sentence, by_number)):
             dangling.append(at)
             continue
         before = sentence
     return dangling
+
+
+def _follows(before: Sentence, sentence: Sentence, by_number: Mapping[int, Passage]) -> bool:
+    """Whether a sentence may point back at the one shown before it: they share a quote, and in it the sentence
+    it restates comes right after (or is) the one the sentence before restates, when both are found there."""
+    for number in set(before.passages) & set(sentence.passages):
+        units = [u.strip() for u in sentence_units(by_number[number].quote)]
+        was, now = _said_at(before.text, units), _said_at(_said(sentence.text)[2], units)
+        if was is None or now is None or now in (was, was + 1):
+            return True
+    return False
+
+
+def _said_at(text: str, units: Sequence[str]) -> int | None:
+    """Which of a quote's sentences says the text alone, if one does."""
+    return next((i for i, unit in enumerate(units) if _PART.check(text, [unit]).status == SUPPORTED), None)
 
 
 def _repeats(read: Sequence[Sentence]) -> list[int]:
@@ -297,7 +319,6 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     when the quote answers so itself (`_answered_so`); otherwise the sentence is shown without it.
     """
     lead, said, checked = _said(plain)
-    code = code if code.strip() else ""  # a block with nothing in it is no command
     by_number = {p.number: p for p in passages}
     cites = tuple(dict.fromkeys(n for n in cited if n in by_number))
     if cited and len(cites) < len(set(cited)):  # it rests on a quote it was never given: not shown
@@ -308,6 +329,9 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
             return Sentence(plain, (), _NAMES_NONE, ("no quote supports it, and it names none", *closest),
                             step, code)
     quotes = [by_number[n].quote for n in cites]
+    spans = _IN_CODE.findall(checked)
+    if step and len(spans) == 1 and not code and not re.search(r"[^\W\d_]", _IN_CODE.sub("", checked)):
+        return Sentence(plain, cites, _SAYS_NOTHING, (_BARE,), step, spans[0].strip("`"))  # "2. `ferry login`"
     empty = _says_nothing(checked, code, step)  # whether the command is its quote's, `_introduces` decides below
     if empty:
         return Sentence(plain, cites, _SAYS_NOTHING, (empty,), step, code)
@@ -318,7 +342,9 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     altered = [span for span in _IN_CODE.findall(checked) if not any(_verbatim(span.strip("`"), q) for q in quotes)]
     if support.status == SUPPORTED and altered:  # "`ferry deploy --prod`" where the docs say `ferry deploy`
         support = Support(PARTIAL, (f"code not in the quotes as written: {', '.join(altered)}",))
-    kept_code = code if code and any(_introduces(checked, q, code) for q in quotes) else ""
+    introducing = tuple(n for n in cites if code and _introduces(checked, by_number[n].quote, code))
+    kept_code = code if introducing else ""
+    cites = introducing or cites  # its chips lead to the quotes that give its command so
     if code and not kept_code and checked.rstrip().endswith(":"):
         return Sentence(plain, cites, _SAYS_NOTHING, ("its command is not the one its quotes introduce so",),
                         step, code)  # the quote's own introduction may still show it (`_in_quote_code`)
@@ -401,7 +427,7 @@ def _in_quote_words(sentence: Sentence, question: str, passages: Sequence[Passag
             names = _names(claim) & (_names(question) | _names(passage.quote))
             whole = key_terms(passage.quote) | key_terms(compound_parts(passage.quote))
             for own in _prose_sentences(passage.quote):
-                if _POINTS_BACK.search(_subject(own)) and not _opens(passage.quote, own):
+                if _reads_on(own) and not _opens(passage.quote, own):
                     continue  # "After 30 days, these logs are deleted.": which logs, the sentence before says
                 terms = key_terms(own)
                 share = len(words & terms) + len(said & _values(own))
@@ -428,7 +454,8 @@ _FELL_SHORT = {PARTIAL: "was partly supported", UNSUPPORTED: "was not supported 
                _NAMES_NONE: "named no quote", _SAYS_NOTHING: "said nothing of it"}
 
 
-def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Sequence[Sentence]) -> Sentence | None:
+def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Sequence[Sentence],
+                   before: Sequence[Sentence] = ()) -> Sentence | None:
     """A command the model copied from a quote, shown under the quote's own sentence that introduces it, when the
     model's sentence about it is not borne out, says less or other than that sentence, or is missing.
 
@@ -453,8 +480,9 @@ def _in_quote_code(sentence: Sentence, passages: Sequence[Passage], shown: Seque
         introduction, own = _introduction(passage.quote, sentence.code)
         if not introduction or (claim and contradicts(claim, passage.quote)):
             continue
-        if any(introduction.casefold().startswith(s.text.casefold().rstrip(".")) for s in shown if s.text):
-            introduction = own  # the sentence before it is shown just above
+        last = next((s.text for s in reversed(before) if s.text), "")
+        if introduction != own and last and introduction.casefold().startswith(last.casefold().rstrip(".")):
+            introduction = own  # the sentence it reads on from is the one shown just above it
         return Sentence(unemphasized(introduction), (passage.number,), SUPPORTED,
                         (f"shown with the words of quote [{passage.number}] that introduce its command: the model's "
                          f"sentence {_FELL_SHORT[sentence.status]}",), sentence.step,
@@ -476,9 +504,10 @@ def _introduction(quote: str, code: str) -> tuple[str, str]:
     """
     quote = "\n".join(part for line in quote.split("\n") for part in fence_cut(line))  # "… marker: ```js"
     layout = blocks(quote)
-    found = [u if u.kind == SENTENCE else replace(u, kind=SENTENCE)
-             for u in quote_units(quote) if u.kind in (SENTENCE, ITEM) and "\n" not in u.text.strip()]
-    items = {u.start for u in quote_units(quote) if u.kind == ITEM}
+    quoted = quote_units(quote)
+    found = [u if u.kind == SENTENCE else replace(u, kind=SENTENCE) for u in quoted
+             if u.kind in (SENTENCE, ITEM) and not _NESTED.search(u.text.strip())]  # a nested item is its own
+    items = {u.start for u in quoted if u.kind == ITEM}
     at, own = _introducing(quote, code, found, layout, items)
     if at is None:
         return "", ""
@@ -492,6 +521,9 @@ def _introduction(quote: str, code: str) -> tuple[str, str]:
     return " ".join(quote[before.start:unit.end].split()), own
 
 
+_NESTED = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s")
+
+
 def _introducing(quote: str, code: str, found: Sequence[Unit], layout: list[tuple[int, int, str]],
                  items: set[int]) -> tuple[int | None, str]:
     """Which of the quote's sentences introduces the command, and its words: the one before its block, else one
@@ -502,7 +534,7 @@ def _introducing(quote: str, code: str, found: Sequence[Unit], layout: list[tupl
             continue
         own = " ".join(_ITEM.sub("", unit.text, count=1).split())
         if own.rstrip("*_ ").endswith(".") and (unit.start in items or not _names_command(own, code)):
-            return None, ""
+            continue  # a remark before the block, not its introduction
         return at, own
     for at, unit in enumerate(found):
         own = " ".join(_ITEM.sub("", unit.text, count=1).split())
@@ -528,16 +560,17 @@ def _inline(code: str, sentence: str) -> bool:
 # you can run it from any directory:").
 _CONNECTIVE = re.compile(r"^(?:alternatively|next|afterwards|after that|also|finally|or|additionally|similarly|"
                          r"likewise|again|now)\b", re.IGNORECASE)
-_POINTING = re.compile(r"\b(?:this|these|those|it|its|they|them|their)\b", re.IGNORECASE)  # "that" may be "so that"
-_NOT_POINTING = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|document|command|snippet|example|code|"
-                           r"file|step)\b", re.IGNORECASE)
+_POINTING = re.compile(r"\b(?:this|these|those|it|its|they|them|their)\b|\bthat(?=\s*(?:[,.:;]|$))",
+                       re.IGNORECASE)  # "To undo that, run:"; not "names that read as …" nor "so that"
+_NOT_POINTING = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|document)\b|\bthis (?:command|snippet|"
+                           r"example|code)\s*:?$", re.IGNORECASE)  # the page itself; "… run this command:" points ahead
 
 
 def _reads_on(sentence: str) -> bool:
     """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:")."""
     text = _ITEM.sub("", _IN_CODE.sub("", sentence).strip(), count=1)
     return leans_back(text) or bool(_CONNECTIVE.match(text)) or bool(
-        _POINTING.search(_NOT_POINTING.sub("", _opening_clause(text))))
+        _POINTING.search(_opening_clause(_NOT_POINTING.sub("", text))))
 
 
 def _opening_clause(sentence: str) -> str:
@@ -744,7 +777,6 @@ _JOINT = re.compile(r";\s+|(?<!\s),?\s+(?:and|but)\s+(?=[a-z`])")
 # An auxiliary verb: what a statement that opens on it ("… and can be replayed from the dashboard") says of the
 # subject before, and where a sentence's subject ends ("After 30 days, these logs | are deleted").
 _AUX = r"(?:are|is|was|were|can(?:not)?|could|will|would|may|might|must|should|has|have|had|does|do|did)"
-_OPENS_ON_VERB = re.compile(rf"^(?:{_AUX}|gets?|needs?|stays?|keeps?)\b", re.IGNORECASE)
 _VERB = re.compile(rf"\s{_AUX}\s", re.IGNORECASE)
 # One part against one quote sentence: the deterministic test (never a model's call), every key term, as the
 # written answers' own check holds the whole sentence (a part swapping "Enterprise" for "free" is no part of it).

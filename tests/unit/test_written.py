@@ -930,7 +930,10 @@ def test_steps_may_be_commands_alone_and_may_repeat():
     written = read_reply("1. `npm install` [1]\n2. `npm run dev` [1]\n3. Restart the service to apply the change [1].\n"
                          "4. Edit `ferry.toml` [1].\n5. Restart the service to apply the change [1].", [steps],
                          WRITTEN_CHECK, question="How do I set it up?")
-    assert [s.step for s in written.sentences] == [1, 2, 3, 4, 5]
+    # a command alone is shown in the docs' sentence that gives it (once), a repeated step as often as written
+    assert [(s.step, s.text) for s in written.sentences] == [
+        (1, "Run `npm install` and `npm run dev`."), (3, "Restart the service to apply the change."),
+        (4, "Edit `ferry.toml`."), (5, "Restart the service to apply the change.")]
 
 
 def test_one_sentence_is_shown_once_per_command():
@@ -967,8 +970,7 @@ MIGRATE = "How do I migrate the database?"
      [("To start over, run:", "ferry db reset")]),
     ("To migrate the database, run [1]:\n```sh\nferry db reset --force\n```",
      "To migrate the database, run:\n\n```sh\nexport FERRY_ENV=staging\nferry db reset --force\n```", []),
-    ("1. `ferry db migrate --all` [1]\n2. `ferry db` [1]", "Migrate the database with `ferry db migrate`.",
-     [("Migrate the database with `ferry db migrate`.", "")]),
+    ("1. `ferry db migrate --all` [1]\n2. `ferry db` [1]", "Migrate the database with `ferry db migrate`.", []),
     ("Migrate the database with `ferry db migrate --all` [1].", "Migrate the database with `ferry db migrate`.",
      [("Migrate the database with `ferry db migrate`.", "")]),
     ("To start over, reset the database with [1]:\n```sh\nferry db reset\n```",
@@ -1123,3 +1125,55 @@ def test_a_sentence_denying_a_command_or_reading_on_never_introduces_it():
     written = read_reply("Delete a project with `ferry delete` [1]. Then restore the project with [2]:\n```sh\n"
                          "ferry unarchive\n```", [delete, run], WRITTEN_CHECK, question="How do I delete a project?")
     assert [s.text for s in written.sentences if s.code] == ["Restore the project with:"]
+
+
+def test_a_pointing_sentence_shows_only_what_its_quote_points_at():
+    """Found in review: "They are deleted after 30 days [1]." after "Webhook logs are listed … [1]." took the "they"
+    of the quote's audit-log sentence."""
+    mixed = Passage(1, "Webhook logs are listed on the Deliveries page. Audit logs are exported as CSV. They are deleted "
+                       "after 30 days.", "Logs", 0)
+    written = read_reply("Webhook logs are listed on the Deliveries page [1]. They are deleted after 30 days [1].",
+                         [mixed], WRITTEN_CHECK, question="How long are webhook logs kept?")
+    assert [s.text for s in written.sentences] == ["Webhook logs are listed on the Deliveries page."]
+    audit = Passage(2, "Audit logs are exported as CSV. They are deleted after 30 days.", "Audit", 0)
+    kept = read_reply("Audit logs are exported as CSV [2]. They are deleted after 30 days [2].", [audit], WRITTEN_CHECK,
+                      question="How long are audit logs kept?")  # the sentence its quote's "they" follows
+    assert len(kept.sentences) == 2
+
+
+def test_an_introduction_is_shortened_only_under_the_sentence_it_reads_on_from():
+    """Found in review: "To undo this, run:" lost its "Archive a project …" when that sentence was shown anywhere
+    above, and read as undoing the delete shown just before it."""
+    undo = Passage(1, "Archive a project with `ferry archive`. To undo this, run:\n\n```sh\nferry unarchive\n```", "A", 0)
+    delete = Passage(2, "Delete a project with `ferry delete`.", "D", 0)
+    written = read_reply("Archive a project with `ferry archive` [1]. Delete a project with `ferry delete` [2]. "
+                         "Restore it with [1]:\n```sh\nferry unarchive\n```", [undo, delete], WRITTEN_CHECK,
+                         question="How do I archive a project?")
+    assert ("To undo this, run:", "ferry unarchive") not in [(s.text, s.code) for s in written.sentences]
+    for quote in ("Archive a project with `ferry archive`. To undo that, run:\n\n```sh\nferry unarchive\n```",
+                  "Archive a project with `ferry archive`. To undo this command, run:\n\n```sh\nferry unarchive\n```"):
+        texts = [s.text for s in read_reply("Delete a project with `ferry delete` [2]. To undo it, run [1]:\n```sh\n"
+                                            "ferry unarchive\n```", [Passage(1, quote, "A", 0), delete], WRITTEN_CHECK,
+                                            question="How do I delete a project?").sentences]
+        assert not any(t.startswith("To undo") for t in texts), texts
+
+
+def test_a_command_under_a_hard_wrapped_introduction_is_shown_and_its_chip_is_the_introducing_quote():
+    """Found in review: an introduction wrapped over two lines introduced nothing; a sentence naming two quotes kept
+    a chip to the one giving another command."""
+    wrapped = Passage(1, "You can update Ferry by running the following\ncommand in your terminal:\n\n```sh\n"
+                         "ferry self-update\n```", "CLI", 0)
+    assert [s.code for s in read_reply("```sh\nferry self-update\n```", [wrapped], WRITTEN_CHECK,
+                                       question=UPGRADING).sentences] == ["ferry self-update"]
+    beta = Passage(1, "To update Ferry, run:\n\n```sh\nferry self-update --channel beta\n```", "Beta", 0)
+    stable = Passage(2, "To update Ferry, run:\n\n```sh\nferry self-update\n```", "Stable", 0)
+    written = read_reply("To update Ferry, run [1][2]:\n```sh\nferry self-update\n```", [beta, stable], WRITTEN_CHECK,
+                         question=UPGRADING)
+    assert [(s.passages, s.code) for s in written.sentences] == [((2,), "ferry self-update")]
+
+
+def test_a_borrowed_sentence_never_points_back_with_this():
+    """Found in review: "After 30 days, this data is deleted." was borrowed for webhook data."""
+    quote = Passage(1, "Audit logs are exported as CSV. After 30 days, this data is deleted.", "Audit", 0)
+    assert not read_reply("Webhook data is removed after 30 days [1].", [quote], WRITTEN_CHECK,
+                          question="How long is webhook data kept?").sentences
