@@ -27,7 +27,7 @@ _FENCE_IN_LINE = re.compile(r"(?<=[^\s`~])[ \t]*(?=(?:`{3,}|~{3,})[\w+-]*[ \t]*$
 # Bold or italic asterisks ("**Escape special characters:**"): the page shows sentences as text. Underscores are
 # left alone ("__init__.py" is a file name), and so is code ("`ls *foo*`").
 _EMPHASIS = re.compile(r"(?<![\w`*])(\*{1,2})(?=\S)([^`*\n]+?)(?<=\S)\1(?![\w`*])")
-_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
 def fence_cut(line: str) -> list[str]:
@@ -43,7 +43,7 @@ def unemphasized(line: str) -> str:
     """A prose line without its bold and italic asterisks, code spans untouched (before it is cut into sentences,
     so bold across two sentences loses both its markers)."""
     pieces, last = [], 0
-    for span in _CODE_SPAN.finditer(line):
+    for span in CODE_SPAN.finditer(line):
         pieces += [_EMPHASIS.sub(r"\2", line[last: span.start()]), span.group()]
         last = span.end()
     return "".join([*pieces, _EMPHASIS.sub(r"\2", line[last:])])

@@ -60,7 +60,7 @@ from ingest.text import (
     stem,
 )
 
-from .reply import SENTENCE_ENDS, fence_cut, numbered, unemphasized, units
+from .reply import CODE_SPAN, SENTENCE_ENDS, fence_cut, numbered, unemphasized, units
 from .spans import ITEM, SENTENCE, Unit, blocks, inside_code, introduced_block, sentence_starts
 from .spans import units as quote_units
 from .support import (
@@ -86,7 +86,6 @@ _REPEATS = "repeats"
 _BARE = "a command with no sentence to say what it does"
 SAME_SENTENCE = 0.8  # share of a quote's sentence's key terms a shown sentence already uses: it says the same
 _DIGIT = re.compile(r"\d")
-_IN_CODE = re.compile(r"`[^`]*`")
 _RESTATED = DeterministicChecker(partial_at=0.5)  # a model's sentence against the one quote sentence it may borrow
 _ITEM = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")  # a list item's marker, not part of its sentence
 RESTATES = 0.6  # share of what a sentence adds to the question (words and numbers) a quote's sentence must hold
@@ -329,8 +328,8 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
             return Sentence(plain, (), _NAMES_NONE, ("no quote supports it, and it names none", *closest),
                             step, code)
     quotes = [by_number[n].quote for n in cites]
-    spans = _IN_CODE.findall(checked)
-    if step and len(spans) == 1 and not code and not re.search(r"[^\W\d_]", _IN_CODE.sub("", checked)):
+    spans = _code_spans(checked)
+    if step and len(spans) == 1 and not code and not re.search(r"[^\W\d_]", CODE_SPAN.sub("", checked)):
         return Sentence(plain, cites, _SAYS_NOTHING, (_BARE,), step, spans[0].strip("`"))  # "2. `ferry login`"
     empty = _says_nothing(checked, code, step)  # whether the command is its quote's, `_introduces` decides below
     if empty:
@@ -339,7 +338,7 @@ def _checked(plain: str, cited: Sequence[int], step: int, code: str, passages: S
     if support.status == SUPPORTED and len(cites) > 1:  # together they do: which of them say it?
         cites, support = _narrowed(checked, [by_number[n] for n in cites], checker)
         quotes = [by_number[n].quote for n in cites]
-    altered = [span for span in _IN_CODE.findall(checked) if not any(_verbatim(span.strip("`"), q) for q in quotes)]
+    altered = [span for span in _code_spans(checked) if not any(_verbatim(span.strip("`"), q) for q in quotes)]
     if support.status == SUPPORTED and altered:  # "`ferry deploy --prod`" where the docs say `ferry deploy`
         support = Support(PARTIAL, (f"code not in the quotes as written: {', '.join(altered)}",))
     introducing = tuple(n for n in cites if code and _introduces(checked, by_number[n].quote, code))
@@ -513,7 +512,7 @@ def _introduction(quote: str, code: str) -> tuple[str, str]:
         return "", ""
     unit = found[at]
     if not _reads_on(own):
-            return own, own
+        return own, own
     before = found[at - 1] if at else None  # "To undo this, run:" opening its quote: undo what, it never says
     if (before is None or before.block != unit.block or unit.start in items or before.start in items
             or _reads_on(before.text)):
@@ -546,7 +545,7 @@ def _introducing(quote: str, code: str, found: Sequence[Unit], layout: list[tupl
 def _names_command(sentence: str, code: str) -> bool:
     """Whether a code span of the sentence is the block's command, or its start up to a word's end."""
     first = _code_lines(code)[0].strip()
-    return any(first == span or first.startswith(span + " ") for span in (m.strip("`") for m in _IN_CODE.findall(sentence)))
+    return any(first == span or first.startswith(span + " ") for span in (m.strip("`") for m in _code_spans(sentence)))
 
 
 def _inline(code: str, sentence: str) -> bool:
@@ -568,7 +567,7 @@ _NOT_POINTING = re.compile(r"\b(?:this|that) (?:page|guide|section|tutorial|docu
 
 def _reads_on(sentence: str) -> bool:
     """Whether a sentence leans on the one before it ("Then run:", "To undo this, run:")."""
-    text = _ITEM.sub("", _IN_CODE.sub("", sentence).strip(), count=1)
+    text = _ITEM.sub("", CODE_SPAN.sub("", sentence).strip(), count=1)
     return leans_back(text) or bool(_CONNECTIVE.match(text)) or bool(
         _POINTING.search(_opening_clause(_NOT_POINTING.sub("", text))))
 
@@ -581,6 +580,11 @@ def _opening_clause(sentence: str) -> str:
         return subject
     head = re.split(r"[,:;]", sentence, maxsplit=1)[0]
     return head if head != sentence and len(head.split()) <= 6 else " ".join(sentence.split()[:3])
+
+
+def _code_spans(text: str) -> list[str]:
+    """The text's `code spans`, backticks and all (`reply.CODE_SPAN`: "``a `b` c``" is one)."""
+    return [match.group() for match in CODE_SPAN.finditer(text)]
 
 
 def _block_code(block: str) -> str:
@@ -624,11 +628,11 @@ def _verbatim(code: str, quote: str) -> bool:
     lines = [line.strip() for start, end, kind in layout if kind == "code"
              for line in _block_code(quote[start:end]).split("\n")]
     prose = "\n".join(quote[start:end] for start, end, kind in layout if kind != "code")
-    spans = [span.strip("`").strip() for span in _IN_CODE.findall(prose)]
+    spans = [span.strip("`").strip() for span in _code_spans(prose)]
     called = re.compile(rf"(?<![\w.$]){re.escape(code.removesuffix('()'))}\(")
     if any(c == code or c.removesuffix("()") == code.removesuffix("()") or called.match(c) for c in spans + lines):
         return True
-    text = _IN_CODE.sub(" ", prose)
+    text = CODE_SPAN.sub(" ", prose)
     return bool(re.search(rf"(?<![\w./=@-]){re.escape(code)}(?![\w./=@-]|\s+-)", text))
 
 
@@ -647,10 +651,6 @@ def _without(text: str, question: str) -> str:
         return match.group()
 
     return NUMBER_WITH_UNIT.sub(drop, text) if asked else text
-
-
-# Words that point back at what an earlier sentence names.
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|these|those|such)\b", re.IGNORECASE)
 
 
 def _subject(sentence: str) -> str:
@@ -677,14 +677,14 @@ def _names(text: str) -> set[str]:
     return {stem(name.lower()) for name in NAME_IN_SENTENCE.findall(text)} - TERM_STOPWORDS
 
 
-def _prose_sentences(quote: str, ends: tuple[str, ...] = SENTENCE_ENDS) -> list[str]:
+def _prose_sentences(quote: str) -> list[str]:
     """The sentences of a quote that read as prose on their own, a list item's without its marker: no code block,
     table row, quoted block or link, and never cut inside a `code span` (the segmenter does not know Markdown)."""
     starts = [at for at in sentence_starts(quote) if not inside_code(quote, at)]
     out = []
     for a, b in itertools.pairwise([*starts, len(quote)]):
         own = _ITEM.sub("", quote[a:b].strip(), count=1)
-        if (own.endswith(ends) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
+        if (own.endswith(SENTENCE_ENDS) and "\n" not in own and own.count("`") % 2 == 0 and "](" not in own
                 and "|" not in own and not own.startswith(">")):
             out.append(own)
     return out
@@ -722,7 +722,7 @@ def _says_nothing(sentence: str, code: str, step: int = 0) -> str:
         return "it introduces a command or list it does not give"
     if len(key_terms(numerals(sentence))) + len(numbers(sentence)) < MIN_TERMS:
         return "it states nothing the quotes could bear out"
-    if not step and not re.search(r"[^\W\d_]", _IN_CODE.sub("", sentence)):  # "; `npx astro add starlight`.": a name, no statement
+    if not step and not re.search(r"[^\W\d_]", CODE_SPAN.sub("", sentence)):  # "; `npx astro add starlight`.": a name, no statement
         return "it names code and says nothing of it"
     return ""
 
@@ -850,13 +850,13 @@ def _statements(pieces: list[str]) -> list[tuple[str, str, bool]]:
     subject = ""  # the subject a part without one of its own is read with
     for piece in pieces:
         own = _subject(piece)
-        pointing = own != piece and bool(_POINTS_BACK.search(own))
+        pointing = own != piece and bool(_POINTING.search(own))
         if not parts or (own != piece and own.strip() and not pointing) or (
                 own == piece and _NAMES_SUBJECT.match(piece)):
             subject = own.strip() if own != piece and not pointing else subject
             parts.append((piece, piece, False))
         elif subject:
-            found = _POINTS_BACK.search(own) if pointing else None  # replaced as text: a subject may hold "\U"
+            found = _POINTING.search(own) if pointing else None  # replaced as text: a subject may hold "\U"
             reading = (own[:found.start()] + subject + own[found.end():] + piece[len(own):] if found
                        else f"{subject} {piece}")
             parts.append((piece, reading, False))  # "their payloads are …" reads "Webhook logs payloads are …"

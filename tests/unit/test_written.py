@@ -896,9 +896,13 @@ def test_a_sentence_written_twice_is_shown_once_with_its_command_if_one_brings_o
      ["Audit logs are exported as CSV.", "Audit logs expire after 30 days."]),
 ])
 def test_quotes_never_lend_one_statement_the_subject_or_terms_of_another(reply, quotes):
+    _assert_only_quotes_own_sentences(reply, quotes, "How long are logs kept?")
+
+
+def _assert_only_quotes_own_sentences(reply: str, quotes: list[str], question: str) -> None:
+    """Never the model's sentence is shown; at most a quote's own sentence in its place."""
     passages = [Passage(n, q, "Logs", 0) for n, q in enumerate(quotes, 1)]
-    written = read_reply(reply, passages, WRITTEN_CHECK, question="How long are logs kept?")
-    # never the model's sentence; at most a quote's own sentence in its place
+    written = read_reply(reply, passages, WRITTEN_CHECK, question=question)
     assert all(s.instead_of and s.text in quotes[s.passages[0] - 1] for s in written.sentences), written
 
 
@@ -1027,9 +1031,7 @@ def test_a_block_indented_in_a_list_item_is_the_quotes_command():
      ["CLI sessions last 30 days.", "Reset your password in the dashboard. After that, run `ferry login` again."]),
 ])
 def test_no_statement_of_a_joined_sentence_takes_another_things_sentence(reply, quotes):
-    passages = [Passage(n, q, "Logs", 0) for n, q in enumerate(quotes, 1)]
-    written = read_reply(reply, passages, WRITTEN_CHECK, question="How long are webhook logs kept?")
-    assert all(s.instead_of and s.text in quotes[s.passages[0] - 1] for s in written.sentences), written
+    _assert_only_quotes_own_sentences(reply, quotes, "How long are webhook logs kept?")
 
 
 @pytest.mark.parametrize("reply, quote", [
