@@ -89,7 +89,11 @@ def to_markdown(source: str, *, skip_lines: int = 0) -> str:
 
 # Components whose attributes a reader sees as text on a Mintlify page (`component_text`): a step's or tab's title,
 # a changelog entry's label, and an API field's name, type and default.
-_TITLED = frozenset({"Step", "Tab", "Accordion", "Card", "Expandable", "Update"})
+_TITLED = frozenset({"Step", "Tab", "TabItem", "Accordion", "Card", "Expandable", "Update"})
+# A tab's name is text on every site generator (the button a reader picks it by): read as text under any preset, it
+# says which tab a command is for, and a sentence closing one tab is never read as introducing the next tab's block.
+_TABS = frozenset({"Tab", "TabItem"})
+_HEADING_NEXT = re.compile(r"\s*\n\s*#{1,6}\s")  # a component opening on a heading: its title would end the section before
 _FIELDS = frozenset({"ParamField", "ResponseField"})
 _FIELD_NAMES = ("path", "query", "body", "header", "name")
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*(?:"([^"]*)"|'([^']*)'|([^{}]*?))\s*\}))?""")
@@ -107,7 +111,7 @@ def component_label(name: str, tag: str) -> str:
         value = next((g for g in match.groups()[1:] if g is not None), None)
         attrs[match.group(1)] = " ".join(value.split()) if value is not None else "true"
     if name in _TITLED:
-        label = attrs.get("title") or attrs.get("label") or ""
+        label = attrs.get("title") or attrs.get("label") or (attrs.get("value", "") if name == "TabItem" else "")
         return f"{label}:" if label.strip() else ""
     if name in _FIELDS:
         field = next((attrs[k] for k in _FIELD_NAMES if attrs.get(k)), "")
@@ -243,9 +247,10 @@ class _JsxScanner:
             depth_after[line] = len(self.stack)
             block_html = bool(name) and not name[:1].isupper() and name.lower() not in _INLINE_HTML
             marker = GAP if (pieces and i == last_end) or block_html else SOFT
-            label = component_label(name, run[i:end]) if self.component_text and kind != "close" else ""
+            shown = (self.component_text or name in _TABS) and not _HEADING_NEXT.match(run, end)
+            label = component_label(name, run[i:end]) if shown and kind != "close" else ""
             pieces.append(run[pos:i])
-            pieces.append(marker + label + _blank(run[i:end]))
+            pieces.append(marker + (label + " " if label else "") + _blank(run[i:end]))
             pos = last_end = end
             i = _next_special(run, end)
         pieces.append(run[pos:])

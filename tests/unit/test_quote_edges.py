@@ -106,8 +106,64 @@ def test_a_how_to_sentence_before_a_tabs_component_is_quoted_with_the_first_tab_
     hit = renumber("How do I add the Node adapter?", ANON, [(chunk, 1.0)]).hits[0]
     [span] = [s for s in spans_of(hit, 0) if s.text.startswith("Add the Node adapter")]
     assert span.introduces == "code"
-    assert span.text.endswith("```sh\nnpx ferry add node\n```")  # the first tab's block, whole, and only it
+    assert span.text.endswith("npm:\n\n```sh\nnpx ferry add node\n```")  # the first tab's block, labelled, whole
     assert "pnpm" not in span.text and span.text in chunk.text
+
+
+SDK_TABS = """---
+title: Install
+---
+
+## Install an SDK
+
+<Tabs>
+  <TabItem value="python" label="Python">
+
+    ```bash
+    pip install ferrydeck
+    ```
+
+  The Python SDK provides a synchronous client and an async one.
+
+  </TabItem>
+  <TabItem value="go" label="Go">
+
+    ```bash
+    go get github.com/ferrydeck/ferrydeck-go/v2
+    ```
+
+  </TabItem>
+  <TabItem value="ruby">
+
+    ```bash
+    gem install ferrydeck
+    ```
+
+  </TabItem>
+</Tabs>
+"""
+
+
+@pytest.mark.parametrize("preset", ["docusaurus", "starlight", "mintlify"])
+def test_a_sentence_closing_one_tab_never_carries_the_next_tab_s_command(tmp_path, preset: str):
+    """The Python tab's last sentence sat right before the Go tab's block once the tabs were read as text: "is
+    there a Python SDK?" was answered with it and `go get …` under it, a pairing no page ever shows."""
+    (tmp_path / "site.toml").write_text(f'[site]\npreset = "{preset}"\n', encoding="utf-8")
+    (tmp_path / "install.mdx").write_text(SDK_TABS, encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    assert "Python:" in chunk.text and "Go:" in chunk.text and "ruby:" in chunk.text  # each tab's name, as read
+    hit = renumber("Is there a Python SDK?", ANON, [(chunk, 1.0)]).hits[0]
+    spans = [s for s in spans_of(hit, 0) if "synchronous client" in s.text]
+    assert spans and all("go get" not in s.text and not s.introduces for s in spans)
+
+
+def test_a_tab_opening_on_a_heading_leaves_no_name_behind_in_the_section_before(tmp_path):
+    (tmp_path / "page.mdx").write_text("# Page\n\n## Before\n\nText before the tabs.\n\n<Tabs>\n"
+                                       '  <TabItem value="v2" label="v2">\n    ### In the tab\n\n    Text in the tab.\n'
+                                       "  </TabItem>\n</Tabs>\n", encoding="utf-8")
+    texts = {c.anchor: c.text for c in load_corpus(tmp_path).chunks()}
+    assert texts["before"] == "Text before the tabs."  # not "… tabs.\n\nv2:", a name introducing nothing
+    assert texts["in-the-tab"] == "Text in the tab."
 
 
 
