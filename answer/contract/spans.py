@@ -45,7 +45,8 @@ class Unit:
 def units(text: str) -> list[Unit]:
     """Every quotable unit of `text` in reading order; fenced code and headings are skipped."""
     found: list[Unit] = []
-    for number, (start, end, kind) in enumerate(_blocks(text)):
+    layout = _blocks(text)
+    for number, (start, end, kind) in enumerate(layout):
         block = text[start:end]
         if kind == "table":
             found.extend(_rows(block, start, number))
@@ -53,8 +54,15 @@ def units(text: str) -> list[Unit]:
             found.extend(_items(block, start, number))
         elif kind == "prose":
             found.extend(_sentences(block, start, number, SENTENCE, 0))
-    # Too short to quote once markup is dropped (the verifier's rule), unless a whole table row.
-    return [u for u in found if not _too_short(u.text) or u.kind == ROW]
+    # Too short to quote once markup is dropped (the verifier's rule), unless a whole table row or a tab's name,
+    # which is quoted with its block ("Windows:" and the command no sentence of the page gives).
+    return [u for u in found if not _too_short(u.text) or u.kind == ROW or _names_a_tab(text, u, layout)]
+
+
+def _names_a_tab(text: str, unit: Unit, layout: list[tuple[int, int, str]]) -> bool:
+    start, end, _ = layout[unit.block]
+    return (unit.kind == SENTENCE and unit.block + 1 < len(layout) and layout[unit.block + 1][2] == "code"
+            and _label(text[start:end]))
 
 
 LABEL_WORDS = 4  # words a tab's name may have: more is a sentence of its own

@@ -157,6 +157,47 @@ def test_a_sentence_closing_one_tab_never_carries_the_next_tab_s_command(tmp_pat
     assert spans and all("go get" not in s.text and not s.introduces for s in spans)
 
 
+OS_TABS = """---
+title: Install the CLI
+---
+
+## Install
+
+<Tabs>
+  <TabItem value="mac" label="macOS">
+
+  Homebrew is the recommended method:
+
+    ```bash
+    brew install ferry
+    ```
+
+  </TabItem>
+  <TabItem value="windows" label="Windows">
+
+    ```powershell
+    scoop install ferry
+    ```
+
+  </TabItem>
+</Tabs>
+"""
+
+
+def test_a_tab_holding_only_a_command_is_quoted_by_its_name_and_verifies(tmp_path):
+    """No sentence of the page gives the Windows command: its tab's name is what says what it is for."""
+    (tmp_path / "cli.mdx").write_text(OS_TABS, encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    spans = [s for s in spans_of(renumber("q", ANON, [(chunk, 1.0)]).hits[0], 0) if s.text.startswith("Windows:")]
+    assert [(s.text, s.introduces) for s in spans] == [("Windows:\n\n```powershell\nscoop install ferry\n```", "code")]
+    gate = AnswerGate(AnswerExtractor())
+    answer = Answerer(Fixed(chunk), ExtractiveGenerator(judge=gate), judge=gate).ask(
+        "How do I install the ferry CLI on Windows?", ANON)
+    quotes = [c.quote for claim in answer.claims for c in claim.citations]
+    assert "Windows:\n\n```powershell\nscoop install ferry\n```" in quotes  # verified, verbatim
+    assert all(q in chunk.text for q in quotes)
+
+
 def test_a_tab_opening_on_a_heading_leaves_no_name_behind_in_the_section_before(tmp_path):
     (tmp_path / "page.mdx").write_text("# Page\n\n## Before\n\nText before the tabs.\n\n<Tabs>\n"
                                        '  <TabItem value="v2" label="v2">\n    ### In the tab\n\n    Text in the tab.\n'
