@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ingest.blocks import table_cells
 from ingest.context_sentences import asks_history, is_history, is_navigation, leans_back
 from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
@@ -222,7 +223,7 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     layout = blocks(chunk.text)
     out: list[Span] = []
     for i, unit in enumerate(found):
-        if is_navigation(unit.text):
+        if is_navigation(unit.text) or (unit.kind == ROW and _row_points_elsewhere(unit.text)):
             continue  # "See Pagination." points elsewhere and states nothing
         if i and leans_back(unit.text) and found[i - 1].block == unit.block and found[i - 1].kind == unit.kind == SENTENCE:
             continue  # "On other plans, limits cannot be raised." is quoted with the sentence it answers
@@ -241,6 +242,14 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
                             parts=tuple(_embedding_text(u.text, u.header) for u in run[:size]),
                             introduces=block[2] if block else "", shows=block[0] - start if block else 0))
     return out
+
+
+def _row_points_elsewhere(row: str) -> bool:
+    """A table row whose last cell, where a row says what its first names, sends the reader elsewhere ("`limit`,
+    `cursor` |  | See Pagination."): quoted for "how do I paginate?", it answers nothing."""
+    cells = [row[a:b].strip() for a, b in table_cells(row)]
+    said = [cell for cell in cells if cell]
+    return bool(said) and is_navigation(said[-1])
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:

@@ -89,6 +89,16 @@ def test_an_outline_line_that_only_names_a_topic_is_never_a_candidate(item):
     assert all(item not in s for s in spans) and "Caching is per region." in spans, spans
 
 
+def test_a_table_row_whose_description_sends_the_reader_elsewhere_is_never_a_candidate():
+    """Asked as a visitor would: "How do I paginate through deliveries?" was answered, with the badge, by the row
+    "`limit`, `cursor` |  | See Pagination." of a parameters table."""
+    text = ("Parameter | Type | Description\n--- | --- | ---\n`status` | string | `failed`, `pending` or `succeeded`.\n"
+            "`limit`, `cursor` |  | See Pagination.\n`since` | time | Response time; see Timeouts.")
+    rows = [s.text for s in spans_of(hit_of(text), 0)]
+    assert not any("See Pagination" in r for r in rows)
+    assert any(r.startswith("`status`") for r in rows) and any(r.startswith("`since`") for r in rows)  # say something
+
+
 @pytest.mark.parametrize("sentence", ["When you run tests, Cypress records them.", "What happens next depends on the plan.",
                                       "How long a key lives is set per workspace."])
 def test_a_statement_that_starts_with_a_question_word_is_still_a_candidate(sentence):
