@@ -13,12 +13,13 @@ import functools
 import html
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .documents import Block, Heading
-from .mdx import GAP, SOFT
+from .mdx import GAP, NAME, SOFT
 
 EXPLICIT_ID = re.compile(r"\s*\{#(?P<id>[^}\s]+)\}\s*$")
 COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
@@ -58,8 +59,11 @@ def headings(tokens: list[Token], heading_id: Callable[[str], str]) -> dict[tupl
     return found
 
 
+_NAMED = re.compile(f"{NAME}([^{NAME}]*){NAME}")  # a tab's name (mdx.py)
+
+
 def strip_tags(raw: str) -> str:
-    return " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).replace(SOFT, "").replace(GAP, " ").split())
+    return " ".join(html.unescape(_HTML_TAG.sub(" ", raw)).replace(SOFT, "").replace(GAP, " ").replace(NAME, "").split())
 
 
 def heading_text(inline: Token) -> tuple[str, str, str | None]:
@@ -72,8 +76,8 @@ def heading_text(inline: Token) -> tuple[str, str, str | None]:
             explicit = match["id"]
             last = children[-1]
             children[-1] = Token(last.type, last.tag, last.nesting, content=last.content[: match.start()])
-    display = _inline_text(children, code_ticks=False)
-    anchor_text = _inline_text(children, code_ticks=False, for_anchor=True)
+    display = _inline_text(children, code_ticks=False).replace(NAME, "")
+    anchor_text = _inline_text(children, code_ticks=False, for_anchor=True).replace(NAME, "")
     return display.strip(), anchor_text, explicit
 
 
@@ -120,7 +124,13 @@ def render_blocks(tokens: list[Token]) -> list[Block]:
             first = Token("html_block", "", 0, content=match.group(), map=[head.map[0], head.map[0] + 1])
             return render_blocks([first]) + render_blocks([rest])
     block = _render_block(tokens)
-    return [block] if block is not None else []
+    if block is None:
+        return []
+    if block.kind != "paragraph" or NAME not in block.text:
+        return [replace(block, text=block.text.replace(NAME, ""))] if NAME in block.text else [block]
+    # A tab's name is a paragraph of its own, apart from what the lines around its tag hold ("… restart." above it).
+    pieces = (piece.strip() for piece in _NAMED.split(block.text))
+    return [replace(block, text=piece) for piece in pieces if piece.replace(NAME, "")]
 
 
 def _render_block(tokens: list[Token]) -> Block | None:

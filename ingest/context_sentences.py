@@ -65,6 +65,12 @@ def is_navigation(text: str) -> bool:
     return bool(_NAVIGATION.match(plain) or _OUTLINE.match(plain.strip("*_ ")))
 
 
+def sends_elsewhere(text: str) -> bool:
+    """A sentence sending the reader elsewhere ("See Pagination."), not an outline line: a table cell reading "Where
+    your data is stored" describes its row."""
+    return bool(_NAVIGATION.match(text.strip()))
+
+
 def is_history(text: str, context: str) -> bool:
     """A statement about how things were (a past version, a rename, a changelog or migration page)."""
     return bool(_HISTORY.search(text) or _HISTORY_PAGE.search(context))

@@ -11,6 +11,8 @@ Inline JSX tags become one of two marker characters so the parser can render
 them the way the site does: `SOFT` vanishes everywhere (a reader sees the
 element's text children, rehype-slug sees them too, untrimmed), `GAP` is a
 space in readable text but nothing in an anchor (`<br/>`, table cells, blocks).
+A tab's name, bracketed by `NAME`, is a paragraph of its own whatever the
+lines around its tag hold.
 Code fences and inline code spans are copied untouched: `import` inside a
 fence is code.
 """
@@ -24,6 +26,7 @@ from .jsx import MAX_TAG_CHARS, scan_tag, skip_braces, strip_esm_and_expressions
 
 SOFT = "\ue000"
 GAP = "\ue001"
+NAME = "\ue002"  # brackets a tab's name: the parser reads it as a paragraph of its own (blocks.py)
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # A line of chunk or page text that opens or closes a fenced code block (three or more backticks or tildes):
@@ -90,28 +93,35 @@ def to_markdown(source: str, *, skip_lines: int = 0) -> str:
 # Components whose attributes a reader sees as text on a Mintlify page (`component_text`): a step's or tab's title,
 # a changelog entry's label, and an API field's name, type and default.
 _TITLED = frozenset({"Step", "Tab", "TabItem", "Accordion", "Card", "Expandable", "Update"})
-# A tab's name is text on every site generator (the button a reader picks it by): read as text under any preset, it
-# says which tab a command is for, and a sentence closing one tab is never read as introducing the next tab's block.
+# A tab's name is text on every site generator (the button a reader picks it by). Flattened into one run of blocks,
+# a sentence closing one tab would sit right before the next tab's command and read as introducing it; the name of
+# every tab after the first stands between them, under any preset. The first tab's name is left out: the sentence
+# before the tabs introduces its block ("Add the adapter with the `ferry add` command." and `npx ferry add node`).
 _TABS = frozenset({"Tab", "TabItem"})
-_HEADING_NEXT = re.compile(r"\s*\n\s*#{1,6}\s")  # a component opening on a heading: its title would end the section before
+_HEADING_NEXT = re.compile(r"\s*\n\s*(?:#{1,6}\s|<h[1-6]\b)", re.IGNORECASE)  # a component opening on a heading: its title would end the section before
 _FIELDS = frozenset({"ParamField", "ResponseField"})
 _FIELD_NAMES = ("path", "query", "body", "header", "name")
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*(?:"([^"]*)"|'([^']*)'|([^{}]*?))\s*\}))?""")
 
 
 def component_label(name: str, tag: str) -> str:
-    """The text a Mintlify page shows for a component's opening tag, or "" for one it shows none for.
+    """The text a page shows for a component's opening tag, or "" for one it shows none for (titles and fields
+    on a Mintlify page; a tab's name, from its title, label or value, on every site generator).
 
     `<Step title="Install the CLI">` reads "Install the CLI:"; `<ParamField path="id" type="string" default="x"
     required>` reads "`id` (string, default: `x`, required):"; `<Update label="2025-06-01">` reads "2025-06-01:".
     The colon joins the label to the text under it, as the page shows them together.
     """
     attrs: dict[str, str] = {}
+    written: dict[str, str] = {}  # string literals only: `label={t("npm")}` is code, not what the page shows
     for match in _ATTR.finditer(tag[len(name) + 1:].rstrip("/>")):
         value = next((g for g in match.groups()[1:] if g is not None), None)
         attrs[match.group(1)] = " ".join(value.split()) if value is not None else "true"
+        literal = next((g for g in match.groups()[1:5] if g is not None), None)
+        if literal is not None:
+            written[match.group(1)] = " ".join(literal.split())
     if name in _TITLED:
-        label = attrs.get("title") or attrs.get("label") or (attrs.get("value", "") if name == "TabItem" else "")
+        label = written.get("title") or written.get("label") or (written.get("value", "") if name == "TabItem" else "")
         return f"{label}:" if label.strip() else ""
     if name in _FIELDS:
         field = next((attrs[k] for k in _FIELD_NAMES if attrs.get(k)), "")
@@ -127,7 +137,8 @@ def component_label(name: str, tag: str) -> str:
 def convert(source: str, *, skip_lines: int = 0, component_text: bool = False) -> Converted:
     """Rewrite MDX into CommonMark with the same number of lines, noting what MDX itself would reject.
 
-    `component_text`: components' titles and API fields' attributes become text (the Mintlify preset).
+    `component_text`: components' titles and API fields' attributes become text (the Mintlify preset). A tab's
+    name after the first tab of its group is text under any preset (`_TABS`).
     """
     lines = source.split("\n")
     for i in range(min(skip_lines, len(lines))):
@@ -165,7 +176,7 @@ def convert(source: str, *, skip_lines: int = 0, component_text: bool = False) -
     for i, line in enumerate(lines):
         if not in_fence[i]:
             line = _admonition(line)
-            if not line.replace(SOFT, "").replace(GAP, "").strip():
+            if not line.replace(SOFT, "").replace(GAP, "").replace(NAME, "").strip():
                 line = ""
         out.append(line)
     markdown = "\n".join(_dedent_components(out, scanner.depth_at, in_fence))
@@ -196,6 +207,7 @@ class _JsxScanner:
         self.warnings = warnings
         self.component_text = component_text
         self.stack: list[tuple[str, int]] = []
+        self.tabs: dict[tuple[int, str, int], int] = {}  # tabs opened so far under each open element
         self.depth_at: list[int] = []  # per source line: component nesting at the start of the line
 
     def rewrite(self, run: str, *, first_line: int) -> str:
@@ -243,12 +255,17 @@ class _JsxScanner:
             end, name, kind = tag
             line = counted[1] + run.count("\n", counted[0], i)
             counted = (i, line)
+            later_tab = name in _TABS and kind == "open" and self._count_tab() > 1
             self._nest(name, kind, first_line + line + 1)
             depth_after[line] = len(self.stack)
             block_html = bool(name) and not name[:1].isupper() and name.lower() not in _INLINE_HTML
             marker = GAP if (pieces and i == last_end) or block_html else SOFT
-            shown = (self.component_text or name in _TABS) and not _HEADING_NEXT.match(run, end)
-            label = component_label(name, run[i:end]) if shown and kind != "close" else ""
+            label = ""
+            if kind != "close" and not _HEADING_NEXT.match(run, end) and (later_tab or (
+                    self.component_text and name not in _TABS)):
+                label = component_label(name, run[i:end])
+            if label and name in _TABS:
+                label = NAME + label + NAME
             pieces.append(run[pos:i])
             pieces.append(marker + (label + " " if label else "") + _blank(run[i:end]))
             pos = last_end = end
@@ -262,6 +279,12 @@ class _JsxScanner:
 
     def fence_line(self) -> None:
         self.depth_at.append(len(self.stack))
+
+    def _count_tab(self) -> int:
+        """Counts a tab opening under the innermost open element; how many it has opened, this one included."""
+        parent = (len(self.stack), *self.stack[-1]) if self.stack else (0, "", 0)
+        self.tabs[parent] = self.tabs.get(parent, 0) + 1
+        return self.tabs[parent]
 
     def _nest(self, name: str, kind: str, line: int) -> None:
         if kind == "self" or name.lower() in _VOID_HTML:

@@ -7,7 +7,7 @@ import html
 from .blocks import COMPONENT_TAG, EXPLICIT_ID, HTML_HEADING, markdown, strip_tags
 from .documents import Page
 from .front_matter import front_matter
-from .mdx import GAP, SOFT, to_markdown
+from .mdx import GAP, NAME, SOFT, to_markdown
 
 
 def render_html(page: Page, *, link_base: str = "") -> str:
@@ -32,7 +32,7 @@ def render_html(page: Page, *, link_base: str = "") -> str:
                 if child.type == "html_inline":
                     child.content = " " if child.content.lower().startswith("<br") else ""
                 elif child.type == "text":
-                    child.content = COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, " ")
+                    child.content = COMPONENT_TAG.sub("", child.content).replace(SOFT, "").replace(GAP, " ").replace(NAME, "")
                 elif child.type == "link_open":
                     href = str(child.attrGet("href") or "")
                     if href.startswith("/") and not href.startswith("//") and link_base:

@@ -15,7 +15,7 @@ import re
 from .blocks import COMPONENT_TAG, EXPLICIT_ID
 from .documents import Page
 from .front_matter import front_matter
-from .mdx import FENCE_LINE, GAP, SOFT, to_markdown
+from .mdx import FENCE_LINE, GAP, NAME, SOFT, to_markdown
 
 _ATX_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
 _H1 = re.compile(r"^[ \t]{0,3}#[ \t]+(?P<text>.+?)[ \t#]*$")
@@ -49,7 +49,7 @@ def _body_lines(page: Page, link_base: str) -> list[str]:
     out: list[str] = []
     for line, code in zip(lines, in_code(lines), strict=True):
         if not code:
-            line = COMPONENT_TAG.sub("", line).replace(SOFT, "").replace(GAP, " ").rstrip()
+            line = COMPONENT_TAG.sub("", line).replace(SOFT, "").replace(GAP, " ").replace(NAME, "").rstrip()
             if _ATX_HEADING.match(line):
                 line = EXPLICIT_ID.sub("", line)
             if link_base:

@@ -77,8 +77,8 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     So is one ending its paragraph with a period right before a code block ("Add the adapter with the
     `ferry add` command."): the command sits in the block, and quoted without it the answer is useless. A
     list or table after a period is only what comes next on the page, not something the sentence announces.
-    A tab's name between them ("npm:", what a tabs component reads as) is quoted with its block when the sentence
-    comes before the tabs: the range then starts at the name, and the block is the first tab's only.
+    Before a tabs component that is the first tab's block: every later tab's name ("pnpm:") stands between a
+    sentence closing one tab and the next tab's block (ingest/mdx.py), so the sentence introduces nothing there.
     """
     ending = unit.text.rstrip("*_ ")
     if unit.kind != SENTENCE or not ending.endswith((":", ".")):
@@ -87,23 +87,14 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     if unit.block + 1 >= len(found) or text[unit.end:found[unit.block][1]].strip():
         return None  # the sentence does not end its paragraph ("Note: …" inside a sentence run)
     start, end, kind = found[unit.block + 1]
-    if (kind == "prose" and unit.block + 2 < len(found) and found[unit.block + 2][2] == "code"
-            and _label(text[start:end]) and not _labelled(text, found[: unit.block])):
-        _, end, kind = found[unit.block + 2]  # a tab's name ("npm:") and its block: the first tab's command, labelled
     wanted = ("code", "list", "table") if ending.endswith(":") else ("code",)
     if kind not in wanted or end - start > MAX_INTRODUCED_CHARS:
         return None
     return start, end, kind
 
 
-def _labelled(text: str, before: list[tuple[int, int, str]]) -> bool:
-    """Whether a tab's name comes before: a sentence after one is in a tab (or after the tabs), and the name after
-    it starts the next tab, whose block the sentence never introduces ("… built on `httpx`." then "Go:")."""
-    return any(kind == "prose" and _label(text[start:end]) for start, end, kind in before)
-
-
 def _label(block: str) -> bool:
-    """A line naming what follows it, not saying anything: a tab's name ("npm:", "macOS and Linux:")."""
+    """A line naming the block after it, not saying anything: a tab's name ("pnpm:", "macOS and Linux:")."""
     return "\n" not in block and block.endswith(":") and len(block.split()) <= LABEL_WORDS and not sentence_starts(block)[1:]
 
 

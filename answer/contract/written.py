@@ -588,9 +588,8 @@ def _code_spans(text: str) -> list[str]:
 
 
 def _block_code(block: str) -> str:
-    """A fenced block's code, without its fence lines (nor a tab's name before them, "npm:")."""
+    """A fenced block's code, without its fence lines."""
     lines = block.split("\n")
-    lines = lines[next((k for k, line in enumerate(lines) if FENCE_LINE.match(line)), 0):]
     inner = lines[1:-1] if len(lines) > 1 and FENCE_LINE.match(lines[-1]) else lines[1:]
     return "\n".join(inner)
 

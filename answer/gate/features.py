@@ -33,12 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ingest.blocks import table_cells
-from ingest.context_sentences import asks_history, is_history, is_navigation, leans_back
+from ingest.context_sentences import asks_history, is_history, is_navigation, leans_back, sends_elsewhere
 from ingest.text import key_terms, lexical_terms
 from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
-from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, table_header, units
+from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, sentence_starts, table_header, units
 from .question import DEFAULT, Question
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
@@ -245,11 +245,10 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
 
 
 def _row_points_elsewhere(row: str) -> bool:
-    """A table row whose last cell, where a row says what its first names, sends the reader elsewhere ("`limit`,
-    `cursor` |  | See Pagination."): quoted for "how do I paginate?", it answers nothing."""
-    cells = [row[a:b].strip() for a, b in table_cells(row)]
-    said = [cell for cell in cells if cell]
-    return bool(said) and is_navigation(said[-1])
+    """A table row whose last cell, where a row says what its first names, is one sentence sending the reader
+    elsewhere ("`limit`, `cursor` |  | See Pagination."): quoted for "how do I paginate?", it answers nothing."""
+    said = [cell for cell in (row[a:b].strip() for a, b in table_cells(row)) if cell]
+    return bool(said) and sends_elsewhere(said[-1]) and not sentence_starts(said[-1])[1:]
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:

@@ -65,7 +65,7 @@ def _pointable(text: str) -> list[tuple[int, int, bool]]:
     for unit in units(text):
         block = introduced_block(text, unit, layout)
         if block is not None:
-            announced |= {start for start, _, _ in layout if block[0] <= start < block[1]}  # a tab's name, its block
+            announced.add(block[0])
         found.append((unit.start, block[1] if block else unit.end, False))
     found += [(start, end, True) for start, end, kind in layout
               if kind == "code" and start not in announced and end - start <= MAX_INTRODUCED_CHARS]

@@ -93,10 +93,12 @@ def test_a_table_row_whose_description_sends_the_reader_elsewhere_is_never_a_can
     """Asked as a visitor would: "How do I paginate through deliveries?" was answered, with the badge, by the row
     "`limit`, `cursor` |  | See Pagination." of a parameters table."""
     text = ("Parameter | Type | Description\n--- | --- | ---\n`status` | string | `failed`, `pending` or `succeeded`.\n"
-            "`limit`, `cursor` |  | See Pagination.\n`since` | time | Response time; see Timeouts.")
+            "`limit`, `cursor` |  | See Pagination.\n`since` | time | Response time; see Timeouts.\n"
+            "`region` | string | Where your data is stored, `eu` or `us`\n`timeout` | int | See Timeouts. Defaults to 30.")
     rows = [s.text for s in spans_of(hit_of(text), 0)]
     assert not any("See Pagination" in r for r in rows)
-    assert any(r.startswith("`status`") for r in rows) and any(r.startswith("`since`") for r in rows)  # say something
+    for said in ("`status`", "`since`", "`region`", "`timeout`"):  # each says something of its own
+        assert any(r.startswith(said) for r in rows), said
 
 
 @pytest.mark.parametrize("sentence", ["When you run tests, Cypress records them.", "What happens next depends on the plan.",

@@ -106,7 +106,7 @@ def test_a_how_to_sentence_before_a_tabs_component_is_quoted_with_the_first_tab_
     hit = renumber("How do I add the Node adapter?", ANON, [(chunk, 1.0)]).hits[0]
     [span] = [s for s in spans_of(hit, 0) if s.text.startswith("Add the Node adapter")]
     assert span.introduces == "code"
-    assert span.text.endswith("npm:\n\n```sh\nnpx ferry add node\n```")  # the first tab's block, labelled, whole
+    assert span.text.endswith("command.\n\n```sh\nnpx ferry add node\n```")  # the first tab's block, whole
     assert "pnpm" not in span.text and span.text in chunk.text
 
 
@@ -151,7 +151,7 @@ def test_a_sentence_closing_one_tab_never_carries_the_next_tab_s_command(tmp_pat
     (tmp_path / "site.toml").write_text(f'[site]\npreset = "{preset}"\n', encoding="utf-8")
     (tmp_path / "install.mdx").write_text(SDK_TABS, encoding="utf-8")
     [chunk] = load_corpus(tmp_path).chunks()
-    assert "Python:" in chunk.text and "Go:" in chunk.text and "ruby:" in chunk.text  # each tab's name, as read
+    assert "Go:" in chunk.text and "ruby:" in chunk.text  # every later tab's name, as its button reads
     hit = renumber("Is there a Python SDK?", ANON, [(chunk, 1.0)]).hits[0]
     spans = [s for s in spans_of(hit, 0) if "synchronous client" in s.text]
     assert spans and all("go get" not in s.text and not s.introduces for s in spans)
@@ -196,6 +196,50 @@ def test_a_tab_holding_only_a_command_is_quoted_by_its_name_and_verifies(tmp_pat
     quotes = [c.quote for claim in answer.claims for c in claim.citations]
     assert "Windows:\n\n```powershell\nscoop install ferry\n```" in quotes  # verified, verbatim
     assert all(q in chunk.text for q in quotes)
+
+
+CLOSING = "Then restart your computer."
+NEXT_TAB = "brew install ferry"
+
+
+def _tabs(first: str, second_tag: str = '<TabItem value="mac" label="macOS">') -> str:
+    return (f"---\ntitle: Install\n---\n\n## Install\n\n<Tabs>\n{first}\n  {second_tag}\n\n    ```bash\n"
+            f"    {NEXT_TAB}\n    ```\n\n  </TabItem>\n</Tabs>\n")
+
+
+@pytest.mark.parametrize("tabs", [
+    # the first tab's text on the line right after its tag
+    _tabs('  <TabItem value="win" label="Windows">\n  Run the installer from the download page:\n\n    ```powershell\n'
+          f'    .\\install.ps1\n    ```\n\n  {CLOSING}\n  </TabItem>'),
+    # the closing tag on the sentence's own line
+    _tabs(f'  <TabItem value="win" label="Windows">\n\n  {CLOSING}</TabItem>'),
+    # a long name
+    _tabs(f'  <TabItem value="src" label="Build it from the source tree">\n\n  {CLOSING}\n\n  </TabItem>',
+          '<TabItem value="mac" label="Mac OS X 10.15 or later, with Homebrew">'),
+    # a first tab opening on a heading
+    _tabs(f'  <TabItem value="src" label="From source">\n    ### From source\n\n    {CLOSING}\n  </TabItem>'),
+    # names written as code the page runs
+    _tabs(f'  <TabItem value="win" label={{t("Windows")}}>\n\n  {CLOSING}\n\n  </TabItem>',
+          '<TabItem value="mac" label={translate({message: "macOS"})}>'),
+])
+@pytest.mark.parametrize("preset", ["docusaurus", "starlight", "mintlify"])
+def test_no_sentence_inside_a_tab_is_quoted_with_another_tab_s_command(tmp_path, preset: str, tabs: str):
+    """Found in review: each of these layouts once put `brew install ferry` under the Windows tab's last sentence."""
+    (tmp_path / "site.toml").write_text(f'[site]\npreset = "{preset}"\n', encoding="utf-8")
+    (tmp_path / "install.mdx").write_text(tabs, encoding="utf-8")
+    chunks = load_corpus(tmp_path).chunks()
+    assert not any("t(" in c.text or "translate(" in c.text for c in chunks)  # only a name written as text is text
+    for chunk in chunks:
+        hit = renumber("How do I install it?", ANON, [(chunk, 1.0)]).hits[0]
+        spans = [s for s in spans_of(hit, 0) if CLOSING.rstrip(".") in s.text]
+        assert all(NEXT_TAB not in s.text for s in spans), [s.text for s in spans]
+    assert any(CLOSING in c.text for c in chunks) and any(NEXT_TAB in c.text for c in chunks)
+
+
+def test_a_period_sentence_never_carries_a_block_a_short_line_of_its_own_introduces():
+    text = "Run the migration.\n\nIf it fails:\n\n```bash\nferry db reset --force\n```"
+    [first] = [s for s in spans_of(_rset(text).hits[0], 0) if s.text.startswith("Run the migration")]
+    assert first.text == "Run the migration." and not first.introduces
 
 
 def test_a_tab_opening_on_a_heading_leaves_no_name_behind_in_the_section_before(tmp_path):

@@ -995,13 +995,12 @@ def test_a_command_set_apart_from_its_sentence_is_shown_under_the_quotes_own_int
         ("Ferry is a command-line tool.", ""), ("You can update it and its plugins by running:", "ferry self-update")]
 
 
-def test_a_command_in_the_first_tab_is_shown_under_the_sentence_before_the_tabs():
-    """A tab's name is read as text ("npm:"): the block after it is still the one the sentence introduces."""
-    quote = "You can update it and its plugins by running:\n\nnpm:\n\n```sh\nnpx ferry self-update\n```"
-    written = read_reply("```sh\nnpx ferry self-update\n```", [Passage(1, quote, "CLI", 0)], WRITTEN_CHECK,
+def test_a_command_quoted_by_its_tab_s_name_is_shown_under_that_name():
+    """A later tab's block is quoted with the tab's name ("pnpm:"): a model copying the command alone gets it."""
+    quote = "pnpm:\n\n```sh\npnpm ferry self-update\n```"
+    written = read_reply("```sh\npnpm ferry self-update\n```", [Passage(1, quote, "CLI", 0)], WRITTEN_CHECK,
                          question=UPGRADING)
-    assert [(s.text, s.code) for s in written.sentences] == [
-        ("You can update it and its plugins by running:", "npx ferry self-update")]
+    assert [(s.text, s.code) for s in written.sentences] == [("pnpm:", "pnpm ferry self-update")]
 
 
 @pytest.mark.parametrize("quote", [
