@@ -58,6 +58,12 @@ class Block:
     line_start: int
     line_end: int
     kind: str  # paragraph, list, table, code, quote, html
+    apart: bool = False  # a tab closes between the block before and this one: joined to it by `APART`, not "\n\n"
+
+
+# Between two blocks a tab's end separates in chunk text (mdx.TAB_ENDS): one blank line more than between any two
+# blocks. Markdown reads both the same; a sentence ending its block never introduces the block after this gap.
+APART = "\n\n\n"
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class Converted:
     markdown: str
     errors: tuple[tuple[int, str], ...] = ()
     warnings: tuple[tuple[int, str], ...] = ()
+    apart: tuple[int, ...] = ()  # 0-based lines where a tab or a tabs component closes (`TAB_ENDS`)
 
 
 def find_fences(lines: list[str]) -> list[Fence]:
@@ -92,15 +93,20 @@ def to_markdown(source: str, *, skip_lines: int = 0) -> str:
 
 # Components whose attributes a reader sees as text on a Mintlify page (`component_text`): a step's or tab's title,
 # a changelog entry's label, and an API field's name, type and default.
-_TITLED = frozenset({"Step", "Tab", "TabItem", "Accordion", "Card", "Expandable", "Update"})
+_TITLED = frozenset({"Step", "Tab", "Accordion", "Card", "Expandable", "Update"})
 # A tab's name is text on every site generator (the button a reader picks it by). Flattened into one run of blocks,
 # a sentence closing one tab would sit right before the next tab's command and read as introducing it; the name of
 # every tab after the first stands between them, under any preset. The first tab's name is left out: the sentence
 # before the tabs introduces its block ("Add the adapter with the `ferry add` command." and `npx ferry add node`).
 _TABS = frozenset({"Tab", "TabItem"})
+# Where one of these closes, what comes next is another tab, or after the tabs: never what a sentence before it
+# introduces ("Yarn 1 is no longer supported." closing the last tab, then a block below the tabs). Whether or not a
+# name can be shown, the parser keeps the blocks either side apart (`Block.apart`).
+TAB_ENDS = _TABS | {"Tabs"}
 _HEADING_NEXT = re.compile(r"\s*\n\s*(?:#{1,6}\s|<h[1-6]\b)", re.IGNORECASE)  # a component opening on a heading: its title would end the section before
 _FIELDS = frozenset({"ParamField", "ResponseField"})
 _FIELD_NAMES = ("path", "query", "body", "header", "name")
+_STRING = re.compile(r"""["'`]([^"'`{}$]+)["'`]""")
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*(?:"([^"]*)"|'([^']*)'|([^{}]*?))\s*\}))?""")
 
 
@@ -113,14 +119,17 @@ def component_label(name: str, tag: str) -> str:
     The colon joins the label to the text under it, as the page shows them together.
     """
     attrs: dict[str, str] = {}
-    written: dict[str, str] = {}  # string literals only: `label={t("npm")}` is code, not what the page shows
+    written: dict[str, str] = {}  # what the page shows of each: a string, or the one string an expression holds
     for match in _ATTR.finditer(tag[len(name) + 1:].rstrip("/>")):
         value = next((g for g in match.groups()[1:] if g is not None), None)
         attrs[match.group(1)] = " ".join(value.split()) if value is not None else "true"
         literal = next((g for g in match.groups()[1:5] if g is not None), None)
+        if literal is None and match.group(6):  # `label={translate({message: "macOS"})}`: the message, not the call
+            strings = _STRING.findall(match.group(6))
+            literal = strings[0] if len(strings) == 1 else None
         if literal is not None:
             written[match.group(1)] = " ".join(literal.split())
-    if name in _TITLED:
+    if name in _TITLED or name in _TABS:
         label = written.get("title") or written.get("label") or (written.get("value", "") if name == "TabItem" else "")
         return f"{label}:" if label.strip() else ""
     if name in _FIELDS:
@@ -180,7 +189,7 @@ def convert(source: str, *, skip_lines: int = 0, component_text: bool = False) -
                 line = ""
         out.append(line)
     markdown = "\n".join(_dedent_components(out, scanner.depth_at, in_fence))
-    return Converted(markdown, tuple(errors), tuple(warnings))
+    return Converted(markdown, tuple(errors), tuple(warnings), tuple(scanner.apart))
 
 
 def _admonition(line: str) -> str:
@@ -208,6 +217,7 @@ class _JsxScanner:
         self.component_text = component_text
         self.stack: list[tuple[str, int]] = []
         self.tabs: dict[tuple[int, str, int], int] = {}  # tabs opened so far under each open element
+        self.apart: list[int] = []  # 0-based lines where a tab or a tabs component closes
         self.depth_at: list[int] = []  # per source line: component nesting at the start of the line
 
     def rewrite(self, run: str, *, first_line: int) -> str:
@@ -256,15 +266,18 @@ class _JsxScanner:
             line = counted[1] + run.count("\n", counted[0], i)
             counted = (i, line)
             later_tab = name in _TABS and kind == "open" and self._count_tab() > 1
+            if name in TAB_ENDS and kind in ("close", "self"):
+                self.apart.append(first_line + line)
             self._nest(name, kind, first_line + line + 1)
             depth_after[line] = len(self.stack)
             block_html = bool(name) and not name[:1].isupper() and name.lower() not in _INLINE_HTML
             marker = GAP if (pieces and i == last_end) or block_html else SOFT
             label = ""
+            # Under `component_text` (Mintlify) every title shows, its first `<Tab>`'s too, as it always has.
             if kind != "close" and not _HEADING_NEXT.match(run, end) and (later_tab or (
-                    self.component_text and name not in _TABS)):
+                    self.component_text and name != "TabItem")):
                 label = component_label(name, run[i:end])
-            if label and name in _TABS:
+            if label and later_tab:
                 label = NAME + label + NAME
             pieces.append(run[pos:i])
             pieces.append(marker + (label + " " if label else "") + _blank(run[i:end]))

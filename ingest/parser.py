@@ -8,6 +8,7 @@ viewer shows is page_html.py; inline Markdown for quotes is inline.py.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .blocks import headings as find_headings
@@ -104,7 +105,8 @@ def _parse_body(text: str, source: str, site: SiteConfig, fm: FrontMatter, acces
 
     def close(end: int) -> None:
         heading_path = tuple(t for _, t in path)
-        sections.append(Section(current, heading_path if current else (), tuple(blocks), start, end))
+        kept = _kept_apart(blocks, converted.apart)
+        sections.append(Section(current, heading_path if current else (), kept, start, end))
 
     i = 0
     while i < len(tokens):
@@ -149,3 +151,15 @@ def _parse_body(text: str, source: str, site: SiteConfig, fm: FrontMatter, acces
 
 def _first_h1(headings: list[Heading]) -> str | None:
     return next((h.text for h in headings if h.level == 1), None)
+
+
+def _kept_apart(blocks: list[Block], ends: tuple[int, ...]) -> tuple[Block, ...]:
+    """The blocks, each marked `apart` when a tab or a tabs component closes between it and the block before (on
+    the last line of that block, "… restart.</TabItem>", or on a line between them)."""
+    out: list[Block] = []
+    for block in blocks:
+        before = out[-1] if out else None
+        if before is not None and any(before.line_end - 1 <= line < block.line_start for line in ends):
+            block = replace(block, apart=True)
+        out.append(block)
+    return tuple(out)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .documents import Block, Chunk, Page, SourceSpan
+from .documents import APART, Block, Chunk, Page, SourceSpan
 from .ids import chunk_id, content_hash, doc_id
 from .text import PROSE_CUT
 
@@ -36,7 +36,7 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[st
         parts = _pack(tuple(pieces), max_chars, file_of=lambda block: page.locate(block.line_start)[0])
         anchor = section.heading.anchor or "" if section.heading else ""
         for number, blocks in enumerate(parts, start=1):
-            text = "\n\n".join(block.text for block in blocks)
+            text = "".join((APART if block.apart else "\n\n") * (k > 0) + block.text for k, block in enumerate(blocks))
             line_start = section.line_start if number == 1 else blocks[0].line_start
             line_end = (section.line_end if number == len(parts)
                         else max(parts[number][0].line_start, blocks[-1].line_end))
@@ -109,7 +109,7 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
         else:
             next_start, next_mid_line = located[k + 1]
             end = next_start + 1 if next_mid_line else max(next_start, start + 1)
-        pieces.append(Block(text=text, line_start=start, line_end=end, kind="piece"))
+        pieces.append(Block(text=text, line_start=start, line_end=end, kind="piece", apart=block.apart and k == 0))
     return pieces
 
 

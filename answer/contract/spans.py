@@ -19,6 +19,7 @@ from itertools import pairwise
 from syntok.segmenter import analyze
 
 from ingest.blocks import table_cells
+from ingest.documents import APART
 from ingest.mdx import FENCE_LINE
 from ingest.normalize import without_markup
 
@@ -77,8 +78,8 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     So is one ending its paragraph with a period right before a code block ("Add the adapter with the
     `ferry add` command."): the command sits in the block, and quoted without it the answer is useless. A
     list or table after a period is only what comes next on the page, not something the sentence announces.
-    Before a tabs component that is the first tab's block: every later tab's name ("pnpm:") stands between a
-    sentence closing one tab and the next tab's block (ingest/mdx.py), so the sentence introduces nothing there.
+    Before a tabs component that is the first tab's block; never a block after a tab ends (`ingest.documents.APART`
+    in the chunk text between them), which is another tab's or comes after the tabs.
     """
     ending = unit.text.rstrip("*_ ")
     if unit.kind != SENTENCE or not ending.endswith((":", ".")):
@@ -87,6 +88,8 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     if unit.block + 1 >= len(found) or text[unit.end:found[unit.block][1]].strip():
         return None  # the sentence does not end its paragraph ("Note: …" inside a sentence run)
     start, end, kind = found[unit.block + 1]
+    if APART in text[found[unit.block][1]:start]:
+        return None  # a tab ends between them: the block is another tab's, or after the tabs
     wanted = ("code", "list", "table") if ending.endswith(":") else ("code",)
     if kind not in wanted or end - start > MAX_INTRODUCED_CHARS:
         return None

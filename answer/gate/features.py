@@ -245,10 +245,13 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
 
 
 def _row_points_elsewhere(row: str) -> bool:
-    """A table row whose last cell, where a row says what its first names, is one sentence sending the reader
-    elsewhere ("`limit`, `cursor` |  | See Pagination."): quoted for "how do I paginate?", it answers nothing."""
-    said = [cell for cell in (row[a:b].strip() for a, b in table_cells(row)) if cell]
-    return bool(said) and sends_elsewhere(said[-1]) and not sentence_starts(said[-1])[1:]
+    """A table row that names a thing and only sends the reader elsewhere for it ("`limit`, `cursor` |  | See
+    Pagination."): quoted for "how do I paginate?", it answers nothing. A row stating a value beside the pointer
+    ("Starter | 50 | See Upgrading.") says something."""
+    cells = [row[a:b].strip() for a, b in table_cells(row)]
+    last = cells[-1] if cells else ""
+    return (len(cells) >= 2 and not any(cells[1:-1]) and sends_elsewhere(last)
+            and not sentence_starts(last)[1:])
 
 
 def readable_hits(rset: RetrievalSet) -> list[Hit]:

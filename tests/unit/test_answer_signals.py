@@ -94,10 +94,11 @@ def test_a_table_row_whose_description_sends_the_reader_elsewhere_is_never_a_can
     "`limit`, `cursor` |  | See Pagination." of a parameters table."""
     text = ("Parameter | Type | Description\n--- | --- | ---\n`status` | string | `failed`, `pending` or `succeeded`.\n"
             "`limit`, `cursor` |  | See Pagination.\n`since` | time | Response time; see Timeouts.\n"
-            "`region` | string | Where your data is stored, `eu` or `us`\n`timeout` | int | See Timeouts. Defaults to 30.")
+            "`region` | string | Where your data is stored, `eu` or `us`\n`timeout` | int | See Timeouts. Defaults to 30.\n"
+            "`plan` | Starter | See Upgrading.")
     rows = [s.text for s in spans_of(hit_of(text), 0)]
     assert not any("See Pagination" in r for r in rows)
-    for said in ("`status`", "`since`", "`region`", "`timeout`"):  # each says something of its own
+    for said in ("`status`", "`since`", "`region`", "`timeout`", "`plan`"):  # each says something of its own
         assert any(r.startswith(said) for r in rows), said
 
 

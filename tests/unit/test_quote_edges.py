@@ -221,6 +221,17 @@ def _tabs(first: str, second_tag: str = '<TabItem value="mac" label="macOS">') -
     # names written as code the page runs
     _tabs(f'  <TabItem value="win" label={{t("Windows")}}>\n\n  {CLOSING}\n\n  </TabItem>',
           '<TabItem value="mac" label={translate({message: "macOS"})}>'),
+    # a later tab with no name to show
+    _tabs(f'  <TabItem label={{win}}>\n\n  {CLOSING}\n\n  </TabItem>', '<TabItem label={mac}>'),
+    # a later tab wrapped in another element
+    _tabs(f'  <TabItem value="win" label="Windows">\n\n  {CLOSING}\n\n  </TabItem>\n  <div>',
+          '<TabItem value="mac" label="macOS">').replace("</TabItem>\n</Tabs>", "</TabItem>\n  </div>\n</Tabs>"),
+    # the last tab's sentence, then a block after the tabs
+    ("---\ntitle: Install\n---\n\n## Install\n\n<Tabs>\n  <TabItem value=\"win\" label=\"Windows\">\n\n"
+     f"  {CLOSING}\n\n  </TabItem>\n</Tabs>\n\n```bash\n{NEXT_TAB}\n```\n"),
+    # a self-closing first tab: the tab shown first holds nothing
+    ("---\ntitle: Install\n---\n\n## Install\n\n" + CLOSING + "\n\n<Tabs>\n  <TabItem value=\"win\" label=\"W\" />\n"
+     f"  <TabItem value=\"mac\" label=\"macOS\">\n\n    ```bash\n    {NEXT_TAB}\n    ```\n\n  </TabItem>\n</Tabs>\n"),
 ])
 @pytest.mark.parametrize("preset", ["docusaurus", "starlight", "mintlify"])
 def test_no_sentence_inside_a_tab_is_quoted_with_another_tab_s_command(tmp_path, preset: str, tabs: str):
