@@ -128,9 +128,10 @@ def render_blocks(tokens: list[Token]) -> list[Block]:
         return []
     if block.kind != "paragraph" or NAME not in block.text:
         return [replace(block, text=block.text.replace(NAME, ""))] if NAME in block.text else [block]
-    # A tab's name is a paragraph of its own, apart from what the lines around its tag hold ("… restart." above it).
-    pieces = (piece.strip() for piece in _NAMED.split(block.text))
-    return [replace(block, text=piece) for piece in pieces if piece.replace(NAME, "")]
+    # A tab's name is a paragraph of its own, apart from what the lines around its tag hold ("… restart." above it):
+    # it starts a tab, so nothing before it introduces what follows it (`Block.apart`).
+    pieces = [(piece.strip(), k % 2 == 1) for k, piece in enumerate(_NAMED.split(block.text))]
+    return [replace(block, text=piece, apart=named) for piece, named in pieces if piece.replace(NAME, "")]
 
 
 def _render_block(tokens: list[Token]) -> Block | None:

@@ -98,7 +98,7 @@ _TITLED = frozenset({"Step", "Tab", "Accordion", "Card", "Expandable", "Update"}
 # a sentence closing one tab would sit right before the next tab's command and read as introducing it; the name of
 # every tab after the first stands between them, under any preset. The first tab's name is left out: the sentence
 # before the tabs introduces its block ("Add the adapter with the `ferry add` command." and `npx ferry add node`).
-_TABS = frozenset({"Tab", "TabItem"})
+_TABS = frozenset({"Tab", "TabItem", "Tabs.Tab"})  # Mintlify; Docusaurus and Starlight; Nextra
 # Where one of these closes, what comes next is another tab, or after the tabs: never what a sentence before it
 # introduces ("Yarn 1 is no longer supported." closing the last tab, then a block below the tabs). Whether or not a
 # name can be shown, the parser keeps the blocks either side apart (`Block.apart`).

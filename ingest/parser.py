@@ -154,12 +154,17 @@ def _first_h1(headings: list[Heading]) -> str | None:
 
 
 def _kept_apart(blocks: list[Block], ends: tuple[int, ...]) -> tuple[Block, ...]:
-    """The blocks, each marked `apart` when a tab or a tabs component closes between it and the block before (on
-    the last line of that block, "… restart.</TabItem>", or on a line between them)."""
+    """The blocks, each marked `apart` when a tab or a tabs component closes between it and the block before: on
+    the last line of that block ("… restart.</TabItem>") or on a line between them. Each close parts one pair of
+    blocks; a tab's name comes apart already (blocks.py), and spends the close before it."""
     out: list[Block] = []
+    waiting = sorted(ends)
     for block in blocks:
         before = out[-1] if out else None
-        if before is not None and any(before.line_end - 1 <= line < block.line_start for line in ends):
+        if block.apart:  # a later tab's name (blocks.py): the close before it, on its lines or earlier, is spent
+            waiting = [line for line in waiting if line >= block.line_end]
+        elif before is not None and any(before.line_end - 1 <= line < block.line_start for line in waiting):
+            waiting = [line for line in waiting if line >= block.line_start]
             block = replace(block, apart=True)
         out.append(block)
     return tuple(out)

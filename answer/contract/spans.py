@@ -60,6 +60,14 @@ def units(text: str) -> list[Unit]:
     return [u for u in found if not _too_short(u.text) or u.kind == ROW or _names_a_tab(text, u, layout)]
 
 
+def crosses_apart(text: str, start: int, end: int) -> bool:
+    """Whether [start, end) of chunk text runs across a tab's end (`APART` between two blocks): from one tab into
+    another, or past the tabs, text the page never shows together."""
+    found = _blocks(text)
+    return any(start < a_end and b_start < end and APART in text[a_end:b_start]
+               for (_, a_end, _), (b_start, _, _) in pairwise(found))
+
+
 def _names_a_tab(text: str, unit: Unit, layout: list[tuple[int, int, str]]) -> bool:
     start, end, _ = layout[unit.block]
     return (unit.kind == SENTENCE and unit.block + 1 < len(layout) and layout[unit.block + 1][2] == "code"

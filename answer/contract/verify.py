@@ -26,7 +26,7 @@ from retrieval.viewer import Viewer
 
 from .draft import Draft
 from .findings import Finding
-from .spans import MIN_QUOTE_CHARS, is_table_row, table_header, whole_code
+from .spans import MIN_QUOTE_CHARS, crosses_apart, is_table_row, table_header, whole_code
 from .support import PARTIAL, SUPPORTED, UNSUPPORTED, DeterministicChecker, Status, SupportChecker
 
 
@@ -197,6 +197,9 @@ def _check_quote(
         hint = f" (it is in {', '.join(elsewhere)})" if elsewhere else ""
         return None, "not-verbatim", f"quote not in {handle}{hint}: {text[:120]!r}"
     start, end = whole_code(chunk.text, *_whole_markup(chunk.text, *span))
+    if crosses_apart(chunk.text, start, end):
+        return None, "not-verbatim", (f"quote in {handle} runs from one tab into another (or past the tabs): the page "
+                                      f"never shows it together: {text[:120]!r}")
     exact = chunk.text[start:end]
     fragment = text_fragment(exact)
     return Citation(

@@ -229,6 +229,9 @@ def _tabs(first: str, second_tag: str = '<TabItem value="mac" label="macOS">') -
     # the last tab's sentence, then a block after the tabs
     ("---\ntitle: Install\n---\n\n## Install\n\n<Tabs>\n  <TabItem value=\"win\" label=\"Windows\">\n\n"
      f"  {CLOSING}\n\n  </TabItem>\n</Tabs>\n\n```bash\n{NEXT_TAB}\n```\n"),
+    # Nextra's tabs
+    _tabs(f'  <Tabs.Tab>\n\n  {CLOSING}\n\n  </Tabs.Tab>', '<Tabs.Tab>').replace("</TabItem>\n</Tabs>",
+                                                                                "</Tabs.Tab>\n</Tabs>"),
     # a self-closing first tab: the tab shown first holds nothing
     ("---\ntitle: Install\n---\n\n## Install\n\n" + CLOSING + "\n\n<Tabs>\n  <TabItem value=\"win\" label=\"W\" />\n"
      f"  <TabItem value=\"mac\" label=\"macOS\">\n\n    ```bash\n    {NEXT_TAB}\n    ```\n\n  </TabItem>\n</Tabs>\n"),
@@ -245,6 +248,32 @@ def test_no_sentence_inside_a_tab_is_quoted_with_another_tab_s_command(tmp_path,
         spans = [s for s in spans_of(hit, 0) if CLOSING.rstrip(".") in s.text]
         assert all(NEXT_TAB not in s.text for s in spans), [s.text for s in spans]
     assert any(CLOSING in c.text for c in chunks) and any(NEXT_TAB in c.text for c in chunks)
+
+
+def test_a_model_s_quote_running_from_one_tab_into_another_is_not_verified(tmp_path):
+    """Found in review: a hosted model quotes by copying text, and the verifier took a copy that ran from the
+    Windows tab's last sentence into the macOS tab's command: verbatim in the chunk, never together on the page."""
+    (tmp_path / "install.mdx").write_text(_tabs(f'  <TabItem label={{win}}>\n\n  {CLOSING}\n\n  </TabItem>',
+                                                '<TabItem label={mac}>'), encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    rset = renumber("How do I install it?", ANON, [(chunk, 1.0)])
+    across = chunk.text[chunk.text.index(CLOSING): chunk.text.index(NEXT_TAB) + len(NEXT_TAB) + 4]
+    assert across in chunk.text and across.endswith("```")
+    result = verify(Draft(False, (DraftClaim((Quote("c1", across),), "Restart, then install with brew."),)), rset, ANON)
+    assert not result.claims and "one tab into another" in result.problems[0].text
+    alone = verify(Draft(False, (DraftClaim((Quote("c1", CLOSING),), "Restart your computer."),)), rset, ANON)
+    assert [c.citations[0].quote for c in alone.claims] == [CLOSING]
+
+
+def test_a_tab_s_name_keeps_its_block_when_the_tags_share_a_line(tmp_path):
+    (tmp_path / "install.mdx").write_text(
+        "---\ntitle: Install\n---\n\n## Install\n\n<Tabs>\n  <TabItem value=\"win\" label=\"Windows\">\n\n"
+        f"  {CLOSING}\n\n  </TabItem><TabItem value=\"mac\" label=\"macOS\">\n    ```bash\n    {NEXT_TAB}\n    ```\n"
+        "  </TabItem>\n</Tabs>\n", encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    spans = {s.text: s for s in spans_of(renumber("q", ANON, [(chunk, 1.0)]).hits[0], 0)}
+    assert f"macOS:\n\n```bash\n{NEXT_TAB}\n```" in spans  # the name with its block
+    assert all(NEXT_TAB not in text for text in spans if CLOSING in text)
 
 
 def test_a_period_sentence_never_carries_a_block_a_short_line_of_its_own_introduces():
