@@ -61,8 +61,7 @@ def is_history_section(title: str, headings: tuple[str, ...] = ()) -> bool:
 def is_navigation(text: str) -> bool:
     """A sentence that sends the reader elsewhere ("See Pagination.", "For more details, read …") or an outline line
     that only names a topic ("How to enable SSO"): never a claim."""
-    plain = text.strip()
-    return bool(_NAVIGATION.match(plain) or _OUTLINE.match(plain.strip("*_ ")))
+    return sends_elsewhere(text) or bool(_OUTLINE.match(text.strip().strip("*_ ")))
 
 
 def sends_elsewhere(text: str) -> bool:

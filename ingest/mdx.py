@@ -280,7 +280,7 @@ class _JsxScanner:
             if label and later_tab:
                 label = NAME + label + NAME
             pieces.append(run[pos:i])
-            pieces.append(marker + (label + " " if label else "") + _blank(run[i:end]))
+            pieces.append(marker + label + _blank(run[i:end]))
             pos = last_end = end
             i = _next_special(run, end)
         pieces.append(run[pos:])
