@@ -123,6 +123,8 @@ def render_blocks(tokens: list[Token]) -> list[Block]:
             rest = Token("html_block", "", 0, content=head.content[match.end():], map=[head.map[0] + 1, head.map[1]])
             first = Token("html_block", "", 0, content=match.group(), map=[head.map[0], head.map[0] + 1])
             return render_blocks([first]) + render_blocks([rest])
+    if head.type in _LIST_OPEN and _holds_blocks(tokens):
+        return _list_blocks(tokens)
     block = _render_block(tokens)
     if block is None:
         return []
@@ -222,6 +224,83 @@ def _render_table(tokens: list[Token]) -> str:
         elif token.type == "inline" and rows:
             rows[-1].append(_inline_text(list(token.children or [])).strip())
     return "\n".join(CELL_SEPARATOR.join(row) for row in rows)
+
+
+_LIST_OPEN = ("bullet_list_open", "ordered_list_open")
+_OWN_BLOCKS = ("fence", "table_open", "blockquote_open")  # blocks a list item's line cannot hold
+
+
+def _holds_blocks(tokens: list[Token]) -> bool:
+    """Whether a list's items hold a code block, a table, a quote or tabs (a tab's name: mdx.py), at any depth."""
+    return any(t.type in _OWN_BLOCKS or (t.type == "inline" and NAME in t.content) for t in tokens[1:-1])
+
+
+def _list_blocks(tokens: list[Token]) -> list[Block]:
+    """A list whose items hold blocks, as the page shows it: each item's text a list line, and what the item holds
+    after it (a command, a table, tabs) a block of its own, where it stands.
+
+    Joined into its item's one line, a fenced command read as words of a sentence: quoted from its middle, cut
+    before its closing fence, one tab's command run into the next tab's name. Apart, the item's sentence
+    is quoted with the command it holds (`Block.held`: "1. Install the plugin:" and its `npm install …`), a tab's
+    name stands before its tab's block, and a quote never starts or stops inside code. Items of plain text keep
+    their lines, nested lists indented under them; numbering goes on after a block ("2." after the first step's
+    command).
+    """
+    out: list[Block] = []
+    lines: list[str] = []
+    span = [0, 0]  # source lines of the list lines not yet emitted
+
+    def flush() -> None:
+        if lines:
+            out.append(Block(text="\n".join(lines), line_start=span[0], line_end=span[1], kind="list"))
+            lines.clear()
+
+    ordered = tokens[0].type == "ordered_list_open"
+    number = int(tokens[0].attrGet("start") or 1) if ordered else 0
+    i = 1
+    while i < len(tokens) - 1:
+        if tokens[i].type != "list_item_open":
+            i += 1
+            continue
+        end = matching_close(tokens, i)
+        marker = f"{number}." if ordered else "-"
+        number += 1
+        text: list[str] = []
+        nested: list[str] = []
+        held: list[Block] = []  # the item's blocks from its first block that is not text on its line
+        item_lines = tokens[i].map or (0, 0)
+        text_end = item_lines[0] + 1
+        j = i + 1
+        while j < end:
+            close = matching_close(tokens, j)
+            child = tokens[j : close + 1]
+            if held:
+                held.extend(render_blocks(child))
+            elif child[0].type in _LIST_OPEN and not _holds_blocks(child):
+                nested.extend(_render_list(child, 2))
+                text_end = (child[0].map or item_lines)[1]
+            else:
+                rendered = render_blocks(child)
+                if all(b.kind == "paragraph" and not b.apart for b in rendered) and not nested:
+                    text.extend(b.text for b in rendered)
+                    text_end = max([text_end, *(b.line_end for b in rendered)])
+                else:
+                    held.extend(rendered)
+            j = close + 1
+        if text or nested:
+            if not lines:
+                span[0] = item_lines[0]
+            lines.append(f"{marker} " + " ".join(text))
+            lines.extend(nested)
+            span[1] = text_end
+        if held:
+            flush()
+            if (text or nested) and held[0].kind == "code" and not held[0].apart:
+                held[0] = replace(held[0], held=True)  # the item's own command, quoted with it (`HELD`)
+            out.extend(held)
+        i = end + 1
+    flush()
+    return out
 
 
 def _render_list(tokens: list[Token], indent: int) -> list[str]:

@@ -59,11 +59,20 @@ class Block:
     line_end: int
     kind: str  # paragraph, list, table, code, quote, html
     apart: bool = False  # a tab closes between the block before and this one: joined to it by `APART`, not "\n\n"
+    held: bool = False  # a code block the list item before it holds (a step's command): joined to it by `HELD`
 
 
 # Between two blocks a tab's end separates in chunk text (mdx.TAB_ENDS): one blank line more than between any two
 # blocks. Markdown reads both the same; a sentence ending its block never introduces the block after this gap.
 APART = "\n\n\n"
+# Between a list item and the code block it holds (`ingest.blocks`): no blank line, so the chunk text says the
+# command is the item's own, as the page shows it inside the item; Markdown still reads a list, then a code block.
+HELD = "\n"
+
+
+def joiner(block: Block) -> str:
+    """What chunk text puts between `block` and the block before it."""
+    return APART if block.apart else HELD if block.held else "\n\n"
 
 
 @dataclass(frozen=True)

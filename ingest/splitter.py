@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .documents import APART, Block, Chunk, Page, SourceSpan
+from .documents import Block, Chunk, Page, SourceSpan, joiner
 from .ids import chunk_id, content_hash, doc_id
 from .text import PROSE_CUT
 
@@ -36,7 +36,7 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[st
         parts = _pack(tuple(pieces), max_chars, file_of=lambda block: page.locate(block.line_start)[0])
         anchor = section.heading.anchor or "" if section.heading else ""
         for number, blocks in enumerate(parts, start=1):
-            text = "".join((APART if block.apart else "\n\n") * (k > 0) + block.text for k, block in enumerate(blocks))
+            text = "".join(joiner(block) * (k > 0) + block.text for k, block in enumerate(blocks))
             line_start = section.line_start if number == 1 else blocks[0].line_start
             line_end = (section.line_end if number == len(parts)
                         else max(parts[number][0].line_start, blocks[-1].line_end))

@@ -19,7 +19,7 @@ from itertools import pairwise
 from syntok.segmenter import analyze
 
 from ingest.blocks import table_cells
-from ingest.documents import APART
+from ingest.documents import APART, HELD
 from ingest.mdx import FENCE_LINE
 from ingest.normalize import without_markup
 
@@ -87,17 +87,22 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     `ferry add` command."): the command sits in the block, and quoted without it the answer is useless. A
     list or table after a period is only what comes next on the page, not something the sentence announces.
     Before a tabs component that is the first tab's block; never a block after a tab ends (`ingest.documents.APART`
-    in the chunk text between them), which is another tab's or comes after the tabs.
+    in the chunk text between them), which is another tab's or comes after the tabs. A list's last item introduces
+    the same way, and a step is quoted with the command it holds, whatever it ends with (`ingest.documents.HELD`:
+    "- Disable window frames with `frame="none"`" and its example).
     """
     ending = unit.text.rstrip("*_ ")
-    if unit.kind != SENTENCE or not ending.endswith((":", ".")):
+    if unit.kind not in (SENTENCE, ITEM):
         return None
     found = found if found is not None else _blocks(text)
     if unit.block + 1 >= len(found) or text[unit.end:found[unit.block][1]].strip():
         return None  # the sentence does not end its paragraph ("Note: …" inside a sentence run)
     start, end, kind = found[unit.block + 1]
-    if APART in text[found[unit.block][1]:start]:
-        return None  # a tab ends between them: the block is another tab's, or after the tabs
+    gap = text[found[unit.block][1]:start]
+    if unit.kind == ITEM and gap == HELD and kind == "code":
+        return (start, end, kind) if end - start <= MAX_INTRODUCED_CHARS else None  # the item's own command
+    if not ending.endswith((":", ".")) or APART in gap:
+        return None  # says nothing of a block after it, or a tab ends between them (another tab's, or after them)
     wanted = ("code", "list", "table") if ending.endswith(":") else ("code",)
     if kind not in wanted or end - start > MAX_INTRODUCED_CHARS:
         return None

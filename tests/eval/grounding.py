@@ -151,8 +151,16 @@ def starts_mid_sentence(text: str, start: int) -> bool:
     return not _SENTENCE_END.search(before) or bool(_ABBREVIATION.search(before))
 
 
+_FENCE_IN_A_LINE = re.compile(r"^[ \t]*[^\s`][^\n]*?`{3,}[\w+-]*\n", re.MULTILINE)  # words, then a fence opening
+
+
 def cuts_a_code_block(text: str, start: int, end: int) -> bool:
-    """A quote that begins or ends inside a fenced code block: a block is quoted whole or not at all."""
+    """A quote that begins or ends inside a fenced code block: a block is quoted whole or not at all.
+
+    Fences are read where Markdown opens them, at a line's start; a fence opened inside a line ("1. Install it:
+    ```sh" and the command on the next line, as list items once held them) counts too: text read as one line with
+    its command, never a block quoted whole. Backticks a sentence mentions ("three backticks ``` at the start")
+    open nothing."""
     def inside(lines: list[str]) -> bool:
         open_fence = ""
         for line in lines:
@@ -162,7 +170,8 @@ def cuts_a_code_block(text: str, start: int, end: int) -> bool:
         return bool(open_fence)
 
     # a quote may begin on a fence line and end right after one: the lines before its start, all lines to its end
-    return inside(text[:start].split("\n")[:-1]) or inside(text[:end].split("\n"))
+    return (inside(text[:start].split("\n")[:-1]) or inside(text[:end].split("\n"))
+            or bool(_FENCE_IN_A_LINE.search(text[start:end])))
 
 
 def quote_edges(answers: list[Answer]) -> dict[str, int]:

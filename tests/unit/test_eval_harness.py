@@ -99,3 +99,7 @@ def test_a_quote_edge_is_read_from_the_chunk_not_from_the_segmenter():
     assert not cuts_a_code_block(text, text.index("Set it"), block_end)
     assert cuts_a_code_block(text, text.index("Set it"), block_end - 1)  # stops before the closing fence
     assert cuts_a_code_block(text, text.index("key:"), block_end)  # starts inside the block, without its fence
+    joined = "1. Install it: ```sh\nnpm install x\n``` pnpm: ```sh\npnpm add x\n```"  # a fence inside an item's line
+    assert cuts_a_code_block(joined, joined.index("Install"), joined.index("npm install x") + 13)
+    mentioned = "A code block starts with three backticks ``` on a line of its own.\n\n```js\nlet a = 1\n```"
+    assert not cuts_a_code_block(mentioned, 0, len(mentioned))

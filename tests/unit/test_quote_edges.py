@@ -326,3 +326,112 @@ def test_a_yes_no_question_is_answered_with_the_no_that_opens_the_faq_answer():
     assert enterprise.claims[0].citations[0].quote.startswith("Data exports are available on the Pro and Enterprise")
     where = answerer.ask("Where is a self-hosted version of the dashboard documented?", ANON)
     assert all(not c.citations[0].quote.startswith("No.") for c in where.claims)  # only a yes/no question gets it
+
+
+STEPS = """---
+title: Search
+---
+
+## Use DocSearch
+
+If you have a DocSearch account, you can use the plugin instead of the built-in search.
+
+<Steps>
+
+1. Install the DocSearch plugin:
+
+   <Tabs>
+   <TabItem label="npm">
+
+   ```sh
+   npm install @acme/docsearch
+   ```
+
+   </TabItem>
+   <TabItem label="pnpm">
+
+   ```sh
+   pnpm add @acme/docsearch
+   ```
+
+   </TabItem>
+   </Tabs>
+
+2. Add the plugin to the `plugins` list in your config file:
+
+   ```js
+   export default { plugins: [docsearch({ appId: 'APP_ID' })] }
+   ```
+
+3. Restart the dev server. Search now opens the DocSearch modal.
+   - Press `/` to open it.
+   - Press `Esc` to close it.
+
+</Steps>
+"""
+
+
+def _fences_balanced(text: str) -> bool:
+    """Every fence a quote opens it also closes, and it opens none it does not show whole."""
+    lines = text.split("\n")
+    fence_lines = [line.strip() for line in lines if line.strip().startswith("```")]
+    return len(fence_lines) % 2 == 0 and all("```" not in line for line in lines if not line.strip().startswith("```"))
+
+
+@pytest.mark.parametrize("preset", ["docusaurus", "starlight", "mintlify"])
+def test_a_step_holding_a_command_is_quoted_with_it_whole(tmp_path, preset: str):
+    """Found asking Starlight's docs as a visitor: the steps' commands were joined into their items' lines, so
+    "How do I install the DocSearch plugin?" quoted "Install …: ```sh\\nnpm install …" with no closing fence, and
+    another answer quoted four lines from the middle of a step's config block."""
+    (tmp_path / "site.toml").write_text(f'[site]\npreset = "{preset}"\n', encoding="utf-8")
+    (tmp_path / "search.mdx").write_text(STEPS, encoding="utf-8")
+    [chunk] = [c for c in load_corpus(tmp_path).chunks() if c.anchor == "use-docsearch"]
+    hit = renumber("How do I install the DocSearch plugin?", ANON, [(chunk, 1.0)]).hits[0]
+    spans = spans_of(hit, 0)
+    assert all(_fences_balanced(s.text) for s in spans), [s.text for s in spans if not _fences_balanced(s.text)]
+    [install] = [s for s in spans if s.text.startswith("Install the DocSearch plugin")]
+    assert install.introduces == "code" and install.text.endswith("```sh\nnpm install @acme/docsearch\n```")
+    assert "pnpm" not in install.text  # the first tab's command, never the second's
+    [config] = [s for s in spans if s.text.startswith("Add the plugin")]
+    assert config.text.endswith("export default { plugins: [docsearch({ appId: 'APP_ID' })] }\n```")
+    assert any(s.text == "pnpm:\n\n```sh\npnpm add @acme/docsearch\n```" for s in spans)  # the later tab, by name
+    assert not any(s.text.startswith(("export", "npm install", "pnpm add")) for s in spans)  # never from inside code
+
+
+def test_a_list_holding_blocks_reads_as_the_page_shows_it(tmp_path):
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
+    (tmp_path / "search.mdx").write_text(STEPS, encoding="utf-8")
+    [chunk] = [c for c in load_corpus(tmp_path).chunks() if c.anchor == "use-docsearch"]
+    assert "1. Install the DocSearch plugin:\n```sh\nnpm install @acme/docsearch\n```" in chunk.text  # the step's own
+    # the numbering goes on after the first step's command, one blank line further: the tabs end before it
+    assert "pnpm add @acme/docsearch\n```\n\n\n2. Add the plugin" in chunk.text
+    assert "`plugins` list in your config file:\n```js\n" in chunk.text
+    # an item of text keeps its nested list under it, as before
+    assert "3. Restart the dev server. Search now opens the DocSearch modal.\n  - Press `/` to open it." in chunk.text
+    found = units(chunk.text)
+    assert "Restart the dev server." in [u.text for u in found]
+
+
+def test_a_list_of_text_items_is_one_block_as_before():
+    from ingest.blocks import markdown, render_blocks
+
+    tokens = markdown().parse("1. First step.\n\n   More about it.\n2. Second step.\n   - a detail\n")
+    [block] = render_blocks(tokens[: len(tokens)])
+    assert block.kind == "list"
+    assert block.text == "1. First step. More about it.\n2. Second step.\n  - a detail"
+
+
+def test_a_step_is_quoted_with_the_command_it_holds_whatever_it_ends_with(tmp_path):
+    """Starlight's "- Disable window frames with `frame="none"`" holds its example without announcing it."""
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
+    (tmp_path / "frames.mdx").write_text(
+        "---\ntitle: Frames\n---\n\n## Frames\n\nCode blocks can sit in a window frame.\n\n"
+        "- Disable window frames with `frame=\"none\"`\n\n  ```bash frame=\"none\"\n  echo \"no frame\"\n  ```\n\n"
+        "- Add a title with `title=\"x\"`\n", encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    assert '- Disable window frames with `frame="none"`\n```bash\necho "no frame"\n```\n\n- Add a title' in chunk.text
+    hit = renumber("How do I turn off the window frame?", ANON, [(chunk, 1.0)]).hits[0]
+    [span] = [s for s in spans_of(hit, 0) if s.text.startswith("Disable window frames")]
+    assert span.introduces == "code" and span.text.endswith('echo "no frame"\n```')
+    [plain] = [s for s in spans_of(hit, 0) if s.text.startswith("Code blocks")]
+    assert plain.text == "Code blocks can sit in a window frame."  # a paragraph's period still announces no list

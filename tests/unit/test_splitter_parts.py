@@ -74,3 +74,4 @@ def test_text_before_the_first_heading_splits_with_page_ids():
     assert chunks[0].id == "doc:p" and chunks[1].id == "doc:p~2"
     assert chunks[-1].id == "doc:p#later"
     assert_spans_hold(page, chunks)
+
