@@ -168,7 +168,10 @@ def _render_block(tokens: list[Token]) -> Block | None:
     elif kind == "list":
         text = "\n".join(_render_list(tokens, 0))
     elif kind == "quote":
-        text = "\n".join(b.text for b in _render_children(tokens[1:-1]))
+        children = _render_children(tokens[1:-1])
+        # a list and a code block no item holds are a blank line apart, so they never read as a step and its command
+        text = "".join(("\n\n" if k and children[k - 1].kind == "list" and b.kind == "code" and not b.held
+                        else "\n" * bool(k)) + b.text for k, b in enumerate(children))
     else:
         text = _inline_text(list(tokens[1].children or [])).strip()
     text = text.strip("\n")
@@ -228,6 +231,7 @@ def _render_table(tokens: list[Token]) -> str:
 
 _LIST_OPEN = ("bullet_list_open", "ordered_list_open")
 _OWN_BLOCKS = ("fence", "table_open", "blockquote_open")  # blocks a list item's line cannot hold
+_TEXT_LIKE = ("paragraph", "html", "heading", "html-heading")  # an item's text, on its line as before
 
 
 def _holds_blocks(tokens: list[Token]) -> bool:
@@ -235,7 +239,7 @@ def _holds_blocks(tokens: list[Token]) -> bool:
     return any(t.type in _OWN_BLOCKS or (t.type == "inline" and NAME in t.content) for t in tokens[1:-1])
 
 
-def _list_blocks(tokens: list[Token]) -> list[Block]:
+def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
     """A list whose items hold blocks, as the page shows it: each item's text a list line, and what the item holds
     after it (a command, a table, tabs) a block of its own, where it stands.
 
@@ -244,7 +248,7 @@ def _list_blocks(tokens: list[Token]) -> list[Block]:
     is quoted with the command it holds (`Block.held`: "1. Install the plugin:" and its `npm install …`), a tab's
     name stands before its tab's block, and a quote never starts or stops inside code. Items of plain text keep
     their lines, nested lists indented under them; numbering goes on after a block ("2." after the first step's
-    command).
+    command), a nested list that holds blocks indented under its item.
     """
     out: list[Block] = []
     lines: list[str] = []
@@ -274,28 +278,31 @@ def _list_blocks(tokens: list[Token]) -> list[Block]:
         while j < end:
             close = matching_close(tokens, j)
             child = tokens[j : close + 1]
-            if held:
-                held.extend(render_blocks(child))
-            elif child[0].type in _LIST_OPEN and not _holds_blocks(child):
-                nested.extend(_render_list(child, 2))
-                text_end = (child[0].map or item_lines)[1]
-            else:
-                rendered = render_blocks(child)
-                if all(b.kind == "paragraph" and not b.apart for b in rendered) and not nested:
-                    text.extend(b.text for b in rendered)
-                    text_end = max([text_end, *(b.line_end for b in rendered)])
+            if child[0].type in _LIST_OPEN:
+                if held or _holds_blocks(child):
+                    held.extend(_list_blocks(child, indent + 2))  # under its item, as the page nests it
                 else:
-                    held.extend(rendered)
+                    nested.extend(_render_list(child, indent + 2))
+                    text_end = (child[0].map or item_lines)[1]
+            elif held:
+                held.extend(render_blocks(child))
+            else:
+                for block in render_blocks(child):  # text before a block or a tab's name stays on the item's line
+                    if held or nested or block.kind not in _TEXT_LIKE or block.apart:
+                        held.append(block)
+                    else:
+                        text.append(block.text)
+                        text_end = max(text_end, block.line_end)
             j = close + 1
         if text or nested:
             if not lines:
                 span[0] = item_lines[0]
-            lines.append(f"{marker} " + " ".join(text))
+            lines.append(" " * indent + f"{marker} " + " ".join(text))
             lines.extend(nested)
             span[1] = text_end
         if held:
             flush()
-            if (text or nested) and held[0].kind == "code" and not held[0].apart:
+            if text and not nested and held[0].kind == "code" and not held[0].apart:
                 held[0] = replace(held[0], held=True)  # the item's own command, quoted with it (`HELD`)
             out.extend(held)
         i = end + 1

@@ -87,9 +87,9 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     `ferry add` command."): the command sits in the block, and quoted without it the answer is useless. A
     list or table after a period is only what comes next on the page, not something the sentence announces.
     Before a tabs component that is the first tab's block; never a block after a tab ends (`ingest.documents.APART`
-    in the chunk text between them), which is another tab's or comes after the tabs. A list's last item introduces
-    the same way, and a step is quoted with the command it holds, whatever it ends with (`ingest.documents.HELD`:
-    "- Disable window frames with `frame="none"`" and its example).
+    in the chunk text between them), which is another tab's or comes after the tabs. A list's last item ending in a
+    colon introduces the same way, and a step is quoted with the command it holds, whatever it ends with
+    (`ingest.documents.HELD`: "- Disable window frames with `frame="none"`" and its example).
     """
     ending = unit.text.rstrip("*_ ")
     if unit.kind not in (SENTENCE, ITEM):
@@ -101,8 +101,10 @@ def introduced_block(text: str, unit: Unit, found: list[tuple[int, int, str]] | 
     gap = text[found[unit.block][1]:start]
     if unit.kind == ITEM and gap == HELD and kind == "code":
         return (start, end, kind) if end - start <= MAX_INTRODUCED_CHARS else None  # the item's own command
-    if not ending.endswith((":", ".")) or APART in gap:
+    if not ending.endswith((":", "." if unit.kind == SENTENCE else ":")) or APART in gap:
         return None  # says nothing of a block after it, or a tab ends between them (another tab's, or after them)
+    if kind == "list" and unit.block + 2 < len(found) and text[end:found[unit.block + 2][0]] == HELD:
+        return None  # a list whose last step holds a command: announced without it, the quote would stop short
     wanted = ("code", "list", "table") if ending.endswith(":") else ("code",)
     if kind not in wanted or end - start > MAX_INTRODUCED_CHARS:
         return None
@@ -245,9 +247,11 @@ def _items(block: str, base: int, number: int) -> list[Unit]:
     """List items (continuation lines joined); an item of several sentences yields each sentence."""
     items: list[tuple[int, int]] = []
     offset = 0
+    first = _LIST_MARKER.match(block)
+    indent = len(first.group(1)) if first else 0  # a nested list that holds blocks stands indented under its item
     for line in block.split("\n"):
         marker = _LIST_MARKER.match(line)
-        if marker and len(marker.group(1)) <= 1:  # a top-level item starts here
+        if marker and len(marker.group(1)) <= indent + 1:  # an item of this list starts here
             items.append((offset + marker.end(), offset + len(line)))
         elif items:
             items[-1] = (items[-1][0], offset + len(line))

@@ -435,3 +435,62 @@ def test_a_step_is_quoted_with_the_command_it_holds_whatever_it_ends_with(tmp_pa
     assert span.introduces == "code" and span.text.endswith('echo "no frame"\n```')
     [plain] = [s for s in spans_of(hit, 0) if s.text.startswith("Code blocks")]
     assert plain.text == "Code blocks can sit in a window frame."  # a paragraph's period still announces no list
+
+
+def test_html_in_a_step_stays_on_the_step_s_line():
+    from ingest.blocks import markdown, render_blocks
+
+    tokens = markdown().parse("1. Open the settings.\n\n   <div>Admins only.</div>\n\n   ```sh\n   ferry login\n   ```\n")
+    blocks = render_blocks(tokens)
+    assert [(b.kind, b.text, b.held) for b in blocks] == [
+        ("list", "1. Open the settings. Admins only.", False), ("code", "```sh\nferry login\n```", True)]
+
+
+def _spans_of_page(tmp_path, body: str, question: str = "How do I install it?"):  # noqa: ANN202
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
+    (tmp_path / "page.mdx").write_text(f"---\ntitle: Install\n---\n\n## Install\n\n{body}", encoding="utf-8")
+    chunks = load_corpus(tmp_path).chunks()
+    return chunks, [s for c in chunks for s in spans_of(renumber(question, ANON, [(c, 1.0)]).hits[0], 0)]
+
+
+@pytest.mark.parametrize(("body", "step", "command"), [
+    # a list and code inside a blockquote: no item holds the code
+    ("> - Back up the production database first\n> - Stop every worker process on the host\n>\n> ```sh\n"
+     "> rm -rf /var/lib/app/cache\n> ```\n", "Stop every worker process", "rm -rf"),
+    # a step's nested bullets: the last bullet does not hold the step's command
+    ("1. Install the package with the command below.\n   - It needs Node 18 or later to run.\n"
+     "   - It needs a network connection too.\n\n   ```sh\n   npm install the-package\n   ```\n"
+     "2. Configure the package in your config file.\n", "It needs a network connection", "npm install"),
+    # a step with no text of its own: the step before it does not take its command
+    ("1. Open a terminal window on your machine.\n2. ```sh\n   brew install ferry\n   ```\n",
+     "Open a terminal window", "brew install"),
+])
+def test_a_step_never_carries_a_command_it_does_not_hold(tmp_path, body: str, step: str, command: str):
+    """Found in review: each of these layouts quoted a list item with a command no item of the page shows it with."""
+    _, spans = _spans_of_page(tmp_path, body)
+    assert not any(step in s.text and command in s.text for s in spans), [s.text for s in spans]
+
+
+def test_a_step_s_text_stays_on_its_line_before_a_tab_s_name(tmp_path):
+    body = ("1. Install the DocSearch plugin for your site.\n   <Tabs><TabItem label=\"npm\">Copy the files by hand."
+            "</TabItem><TabItem label=\"pnpm\">\n   ```sh\n   pnpm add @acme/docsearch\n   ```\n   </TabItem></Tabs>\n"
+            "2. Add the plugin to the list in your config file.\n")
+    chunks, spans = _spans_of_page(tmp_path, body)
+    text = "\n".join(c.text for c in chunks)
+    assert "1. Install the DocSearch plugin for your site." in text and "2. Add the plugin" in text
+    assert all("pnpm add" not in s.text for s in spans if s.text.startswith("Install the DocSearch"))
+
+
+def test_a_nested_list_holding_commands_stays_under_its_item(tmp_path):
+    body = ("1. Install the package with your manager:\n   1. With npm run this command:\n      ```sh\n"
+            "      npm install the-package\n      ```\n   2. With pnpm run this other command:\n      ```sh\n"
+            "      pnpm add the-package\n      ```\n2. Configure the package in your config file.\n")
+    chunks, spans = _spans_of_page(tmp_path, body)
+    [chunk] = chunks
+    assert "1. Install the package with your manager:\n\n  1. With npm run this command:\n```sh\n" in chunk.text
+    assert "\n  2. With pnpm run this other command:\n```sh\npnpm add the-package\n```\n\n2. Configure" in chunk.text
+    [npm] = [s for s in spans if s.text.startswith("With npm")]
+    assert npm.text.endswith("npm install the-package\n```")
+    # the outer step announces a list cut off by its first command: never quoted as if that list answered
+    assert not any(s.text.startswith("Install the package") and s.text.rstrip().endswith(":") and "\n" in s.text
+                   for s in spans)
