@@ -28,7 +28,8 @@ SOFT = "\ue000"
 GAP = "\ue001"
 NAME = "\ue002"  # brackets a tab's name: the parser reads it as a paragraph of its own (blocks.py)
 
-_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+# A fence opens a line, or a list item's first line ("2. ```sh": CommonMark lets an item start with a code block).
+_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # A line of chunk or page text that opens or closes a fenced code block (three or more backticks or tildes):
 # the one definition every reader of it uses (quote spans, the verifier, quotes on the page, Copy answer,
 # written answers, the Markdown copy of a page).

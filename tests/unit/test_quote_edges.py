@@ -494,3 +494,16 @@ def test_a_nested_list_holding_commands_stays_under_its_item(tmp_path):
     # the outer step announces a list cut off by its first command: never quoted as if that list answered
     assert not any(s.text.startswith("Install the package") and s.text.rstrip().endswith(":") and "\n" in s.text
                    for s in spans)
+
+
+def test_a_step_opening_on_its_command_keeps_the_page(tmp_path):
+    """Found in review: a fence on a list item's first line ("2. ```sh") was not seen as a fence, so its closing
+    fence opened one that ran to the end of the file and `<Steps>` was "never closed": the whole page was dropped."""
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
+    (tmp_path / "p.mdx").write_text("---\ntitle: T\n---\n\n## Install\n\n<Steps>\n\n1. Open a terminal window.\n"
+                                    "2. ```sh\n   brew install ferry\n   ```\n\n</Steps>\n\nAfter the steps.\n",
+                                    encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert not corpus.failures
+    [chunk] = corpus.chunks()
+    assert "```sh\nbrew install ferry\n```" in chunk.text and chunk.text.endswith("After the steps.")
