@@ -157,10 +157,10 @@ _FENCE_IN_A_LINE = re.compile(r"^[ \t]*[^\s`][^\n]*?`{3,}[\w+-]*\n", re.MULTILIN
 def cuts_a_code_block(text: str, start: int, end: int) -> bool:
     """A quote that begins or ends inside a fenced code block: a block is quoted whole or not at all.
 
-    Fences are read where Markdown opens them, at a line's start; a fence opened inside a line ("1. Install it:
-    ```sh" and the command on the next line, as list items once held them) counts too: text read as one line with
-    its command, never a block quoted whole. Backticks a sentence mentions ("three backticks ``` at the start")
-    open nothing."""
+    Fences are read where Markdown opens them, at a line's start; a line of words ending in a fence's opening
+    ("1. Install it: ```sh", the command on the next line, as list items once held them) counts too: text read as
+    one line with its command, never a block quoted whole. Backticks a sentence mentions mid-line ("three backticks
+    ``` at the start") open nothing; a sentence ending its line on them is counted, which errs towards a cut."""
     def inside(lines: list[str]) -> bool:
         open_fence = ""
         for line in lines:
