@@ -169,9 +169,9 @@ def _render_block(tokens: list[Token]) -> Block | None:
         text = "\n".join(_render_list(tokens, 0))
     elif kind == "quote":
         children = _render_children(tokens[1:-1])
-        # a list and a code block no item holds are a blank line apart, so they never read as a step and its command
-        text = "".join(("\n\n" if k and children[k - 1].kind == "list" and b.kind == "code" and not b.held
-                        else "\n" * bool(k)) + b.text for k, b in enumerate(children))
+        # a code block no item holds stands after a blank line, so it never reads as a step's command (`HELD`)
+        text = "".join(("\n\n" if b.kind == "code" and not b.held else "\n") * bool(k) + b.text
+                       for k, b in enumerate(children))
     else:
         text = _inline_text(list(tokens[1].children or [])).strip()
     text = text.strip("\n")
@@ -272,6 +272,7 @@ def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
         text: list[str] = []
         nested: list[str] = []
         held: list[Block] = []  # the item's blocks from its first block that is not text on its line
+        by_nested = False
         item_lines = tokens[i].map or (0, 0)
         text_end = item_lines[0] + 1
         j = i + 1
@@ -280,6 +281,8 @@ def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
             child = tokens[j : close + 1]
             if child[0].type in _LIST_OPEN:
                 if held or _holds_blocks(child):
+                    if not held:
+                        by_nested = True  # what the nested list holds is its items', never this item's
                     held.extend(_list_blocks(child, indent + 2))  # under its item, as the page nests it
                 else:
                     nested.extend(_render_list(child, indent + 2))
@@ -302,7 +305,7 @@ def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
             span[1] = text_end
         if held:
             flush()
-            if text and not nested and held[0].kind == "code" and not held[0].apart:
+            if text and not nested and not by_nested and held[0].kind == "code" and not held[0].apart:
                 held[0] = replace(held[0], held=True)  # the item's own command, quoted with it (`HELD`)
             out.extend(held)
         i = end + 1

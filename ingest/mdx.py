@@ -80,10 +80,13 @@ def find_fences(lines: list[str]) -> list[Fence]:
             end = i + 1
             while end < len(lines) and not closing.match(lines[end]):
                 end += 1
-            fences.append(Fence(i, min(end + 1, len(lines)), closed=end < len(lines)))
-            i = end + 1
-        else:
-            i += 1
+            if end < len(lines) or not match["indent"].strip():
+                fences.append(Fence(i, min(end + 1, len(lines)), closed=end < len(lines)))
+                i = end + 1
+                continue
+        # an item's line that starts with a fence and is never closed ("2. ~~~ marks a fence in Markdown.") is
+        # text: the site closes such a fence where its item ends, not at the end of the file
+        i += 1
     return fences
 
 
@@ -157,7 +160,8 @@ def convert(source: str, *, skip_lines: int = 0, component_text: bool = False) -
     warnings: list[tuple[int, str]] = []
     in_fence = [False] * len(lines)
     for fence in find_fences(lines):
-        info = lines[fence.start].strip().lstrip("`~").strip()
+        opening = _FENCE_OPEN.match(lines[fence.start])
+        info = opening["info"].strip() if opening else ""
         if info.startswith("mdx-code-block"):  # Docusaurus: MDX written inside a fence is rendered, not shown
             lines[fence.start] = ""
             if fence.closed:

@@ -15,7 +15,7 @@ import re
 from .blocks import COMPONENT_TAG, EXPLICIT_ID
 from .documents import Page
 from .front_matter import front_matter
-from .mdx import FENCE_LINE, GAP, NAME, SOFT, to_markdown
+from .mdx import GAP, NAME, SOFT, find_fences, to_markdown
 
 _ATX_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
 _H1 = re.compile(r"^[ \t]{0,3}#[ \t]+(?P<text>.+?)[ \t#]*$")
@@ -69,17 +69,10 @@ def _squeezed(lines: list[str]) -> list[str]:
 
 
 def in_code(lines: list[str]) -> list[bool]:
-    """For each line, whether it belongs to a fenced code block (its fences included), as CommonMark closes them."""
-    marks: list[bool] = []
-    fence = ""
-    for line in lines:
-        opened = FENCE_LINE.match(line)
-        if fence:
-            marks.append(True)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip()[len(opened.group(1)):]:
-                fence = ""
-        else:
-            marks.append(bool(opened))
-            fence = opened.group(1) if opened else ""
+    """For each line, whether it belongs to a fenced code block (its fences included): the MDX converter's own
+    reading (`ingest.mdx.find_fences`), a fence on a list item's first line ("2. ```sh") included."""
+    marks = [False] * len(lines)
+    for fence in find_fences(lines):
+        for i in range(fence.start, fence.end):
+            marks[i] = True
     return marks

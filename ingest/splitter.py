@@ -87,7 +87,8 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
     if len(block.text) <= max_chars or block.kind not in ("paragraph", "quote", "list"):
         return [block]
     if block.kind == "list":
-        units = re.split(r"\n(?=\S)", block.text)  # top-level items; nested ones stay with their parent
+        indent = block.text[: len(block.text) - len(block.text.lstrip(" "))]  # a nested list stands indented
+        units = re.split(rf"\n(?={indent}\S)", block.text)  # the list's own items; nested ones stay with their parent
         sep = "\n"
     else:
         units = [u for u in PROSE_CUT.split(block.text) if u.strip()]

@@ -507,3 +507,42 @@ def test_a_step_opening_on_its_command_keeps_the_page(tmp_path):
     assert not corpus.failures
     [chunk] = corpus.chunks()
     assert "```sh\nbrew install ferry\n```" in chunk.text and chunk.text.endswith("After the steps.")
+
+
+@pytest.mark.parametrize(("body", "step", "command"), [
+    # a step whose nested bullets each hold a command: the step holds none of them
+    ("- Install the CLI with either command.\n  - ```sh\n    brew install ferry\n    ```\n  - ```sh\n"
+     "    apt install ferry\n    ```\n", "Install the CLI", "brew install"),
+    # a list, a paragraph, then code inside a blockquote: no item holds the code
+    ("> - Back up the production database first\n> - Stop every worker process on the host\n>\n"
+     "> This cannot be undone.\n>\n> ```sh\n> rm -rf /var/lib/app/cache\n> ```\n", "Stop every worker", "rm -rf"),
+])
+def test_a_step_never_carries_a_command_its_nested_items_or_a_quote_hold(tmp_path, body: str, step: str, command: str):
+    """Found in a second review: the first layout paired the step with its first nested bullet's command."""
+    _, spans = _spans_of_page(tmp_path, body)
+    assert not any(step in s.text and command in s.text for s in spans), [s.text for s in spans]
+
+
+def test_an_item_line_starting_with_fence_characters_it_never_closes_is_text(tmp_path):
+    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
+    (tmp_path / "p.mdx").write_text("---\ntitle: T\n---\n\n## Fences\n\n<Steps>\n\n1. Open the settings page.\n"
+                                    "2. ~~~ marks a fenced block in Markdown.\n\n</Steps>\n\nAfter the steps.\n",
+                                    encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert not corpus.failures
+    assert corpus.chunks()[0].text.endswith("After the steps.")
+
+
+def test_a_docusaurus_mdx_block_on_an_item_s_line_is_rendered_not_shown(tmp_path):
+    (tmp_path / "site.toml").write_text('[site]\npreset = "docusaurus"\n', encoding="utf-8")
+    (tmp_path / "p.mdx").write_text("---\ntitle: T\n---\n\n## Notes\n\n- ```mdx-code-block\n  <Note>Hello from MDX</Note>\n"
+                                    "  ```\n", encoding="utf-8")
+    [chunk] = load_corpus(tmp_path).chunks()
+    assert "<Note>" not in chunk.text and "```" not in chunk.text
+
+
+def test_the_markdown_copy_of_a_page_reads_a_fence_on_an_item_s_line():
+    from ingest.page_markdown import in_code
+
+    lines = ["1. Open a terminal.", "2. ```sh", "   brew install ferry", "   ```", "", "After {#after}."]
+    assert in_code(lines) == [False, True, True, True, False, False]

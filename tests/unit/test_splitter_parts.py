@@ -75,3 +75,13 @@ def test_text_before_the_first_heading_splits_with_page_ids():
     assert chunks[-1].id == "doc:p#later"
     assert_spans_hold(page, chunks)
 
+
+
+def test_a_long_nested_list_is_cut_between_its_own_items():
+    bullets = "\n".join(f"   - Option number {n} sets the value of the {n}th flag for the command line." for n in range(14))
+    page, chunks = parts(f"# Flags\n\n1. Pick your options:\n{bullets}\n   - With pnpm run this:\n"
+                         "     ```sh\n     pnpm add the-package\n     ```\n")
+    for chunk in chunks:
+        for line in chunk.text.split("\n"):
+            assert not line.strip() or line.lstrip().startswith(("- ", "1. ", "```", "pnpm")), line  # no item cut
+    assert_spans_hold(page, chunks)
