@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from markdown_it import MarkdownIt
@@ -259,44 +259,28 @@ def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
             out.append(Block(text="\n".join(lines), line_start=span[0], line_end=span[1], kind="list"))
             lines.clear()
 
-    ordered = tokens[0].type == "ordered_list_open"
-    number = int(tokens[0].attrGet("start") or 1) if ordered else 0
-    i = 1
-    while i < len(tokens) - 1:
-        if tokens[i].type != "list_item_open":
-            i += 1
-            continue
-        end = matching_close(tokens, i)
-        marker = f"{number}." if ordered else "-"
-        number += 1
+    for marker, item, children in _items(tokens):
         text: list[str] = []
         nested: list[str] = []
         held: list[Block] = []  # the item's blocks from its first block that is not text on its line
         by_nested = False
-        item_lines = tokens[i].map or (0, 0)
+        item_lines = item.map or (0, 0)
         text_end = item_lines[0] + 1
-        j = i + 1
-        while j < end:
-            close = matching_close(tokens, j)
-            child = tokens[j : close + 1]
+        for child in children:
             if child[0].type in _LIST_OPEN:
                 if held or _holds_blocks(child):
-                    if not held:
-                        by_nested = True  # what the nested list holds is its items', never this item's
+                    by_nested = by_nested or not held  # what a nested list holds is its items', never this item's
                     held.extend(_list_blocks(child, indent + 2))  # under its item, as the page nests it
                 else:
                     nested.extend(_render_list(child, indent + 2))
                     text_end = (child[0].map or item_lines)[1]
-            elif held:
-                held.extend(render_blocks(child))
-            else:
-                for block in render_blocks(child):  # text before a block or a tab's name stays on the item's line
-                    if held or nested or block.kind not in _TEXT_LIKE or block.apart:
-                        held.append(block)
-                    else:
-                        text.append(block.text)
-                        text_end = max(text_end, block.line_end)
-            j = close + 1
+                continue
+            for block in render_blocks(child):  # text before a block or a tab's name stays on the item's line
+                if held or nested or block.kind not in _TEXT_LIKE or block.apart:
+                    held.append(block)
+                else:
+                    text.append(block.text)
+                    text_end = max(text_end, block.line_end)
         if text or nested:
             if not lines:
                 span[0] = item_lines[0]
@@ -308,14 +292,12 @@ def _list_blocks(tokens: list[Token], indent: int = 0) -> list[Block]:
             if text and not nested and not by_nested and held[0].kind == "code" and not held[0].apart:
                 held[0] = replace(held[0], held=True)  # the item's own command, quoted with it (`HELD`)
             out.extend(held)
-        i = end + 1
     flush()
     return out
 
 
-def _render_list(tokens: list[Token], indent: int) -> list[str]:
-    """List items as `- text` / `1. text` lines; nested lists indented two spaces."""
-    lines: list[str] = []
+def _items(tokens: list[Token]) -> Iterator[tuple[str, Token, list[list[Token]]]]:
+    """Each item of a list: its marker ("3." from the list's start, or "-"), its opening token, its child blocks."""
     ordered = tokens[0].type == "ordered_list_open"
     number = int(tokens[0].attrGet("start") or 1) if ordered else 0
     i = 1
@@ -324,19 +306,28 @@ def _render_list(tokens: list[Token], indent: int) -> list[str]:
             i += 1
             continue
         end = matching_close(tokens, i)
-        marker = f"{number}." if ordered else "-"
-        number += 1
-        item_text: list[str] = []
-        nested: list[str] = []
+        children: list[list[Token]] = []
         j = i + 1
         while j < end:
             close = matching_close(tokens, j)
-            if tokens[j].type in ("bullet_list_open", "ordered_list_open"):
-                nested.extend(_render_list(tokens[j : close + 1], indent + 2))
-            else:
-                item_text.extend(block.text for block in render_blocks(tokens[j : close + 1]))
+            children.append(tokens[j : close + 1])
             j = close + 1
+        yield (f"{number}." if ordered else "-"), tokens[i], children
+        number += 1
+        i = end + 1
+
+
+def _render_list(tokens: list[Token], indent: int) -> list[str]:
+    """List items as `- text` / `1. text` lines; nested lists indented two spaces."""
+    lines: list[str] = []
+    for marker, _, children in _items(tokens):
+        item_text: list[str] = []
+        nested: list[str] = []
+        for child in children:
+            if child[0].type in _LIST_OPEN:
+                nested.extend(_render_list(child, indent + 2))
+            else:
+                item_text.extend(block.text for block in render_blocks(child))
         lines.append(" " * indent + f"{marker} " + " ".join(item_text))
         lines.extend(nested)
-        i = end + 1
     return lines

@@ -84,8 +84,8 @@ def find_fences(lines: list[str]) -> list[Fence]:
                 fences.append(Fence(i, min(end + 1, len(lines)), closed=end < len(lines)))
                 i = end + 1
                 continue
-        # an item's line that starts with a fence and is never closed ("2. ~~~ marks a fence in Markdown.") is
-        # text: the site closes such a fence where its item ends, not at the end of the file
+        # a fence on an item's line that is never closed ("2. ~~~ marks a fence in Markdown.") ends with its item,
+        # as Markdown closes it, not at the end of the file: no JSX scanning stops for it
         i += 1
     return fences
 

@@ -496,17 +496,21 @@ def test_a_nested_list_holding_commands_stays_under_its_item(tmp_path):
                    for s in spans)
 
 
-def test_a_step_opening_on_its_command_keeps_the_page(tmp_path):
-    """Found in review: a fence on a list item's first line ("2. ```sh") was not seen as a fence, so its closing
-    fence opened one that ran to the end of the file and `<Steps>` was "never closed": the whole page was dropped."""
+@pytest.mark.parametrize(("step", "kept"), [
+    # a fence on the item's first line: its closing fence had opened one to the end of the file
+    ("2. ```sh\n   brew install ferry\n   ```", "```sh\nbrew install ferry\n```"),
+    # fence characters the item never closes: an empty fence the item's end closes, as CommonMark reads it
+    ("2. ~~~ marks a fenced block in Markdown.", "1. Open a terminal window."),
+])
+def test_a_step_opening_on_fence_characters_keeps_the_page(tmp_path, step: str, kept: str):
+    """Found in review: `<Steps>` was "never closed" and the whole page was dropped."""
     (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
-    (tmp_path / "p.mdx").write_text("---\ntitle: T\n---\n\n## Install\n\n<Steps>\n\n1. Open a terminal window.\n"
-                                    "2. ```sh\n   brew install ferry\n   ```\n\n</Steps>\n\nAfter the steps.\n",
-                                    encoding="utf-8")
+    (tmp_path / "p.mdx").write_text(f"---\ntitle: T\n---\n\n## Install\n\n<Steps>\n\n1. Open a terminal window.\n"
+                                    f"{step}\n\n</Steps>\n\nAfter the steps.\n", encoding="utf-8")
     corpus = load_corpus(tmp_path)
     assert not corpus.failures
     [chunk] = corpus.chunks()
-    assert "```sh\nbrew install ferry\n```" in chunk.text and chunk.text.endswith("After the steps.")
+    assert kept in chunk.text and chunk.text.endswith("After the steps.")
 
 
 @pytest.mark.parametrize(("body", "step", "command"), [
@@ -521,16 +525,6 @@ def test_a_step_never_carries_a_command_its_nested_items_or_a_quote_hold(tmp_pat
     """Found in a second review: the first layout paired the step with its first nested bullet's command."""
     _, spans = _spans_of_page(tmp_path, body)
     assert not any(step in s.text and command in s.text for s in spans), [s.text for s in spans]
-
-
-def test_an_item_line_starting_with_fence_characters_it_never_closes_is_text(tmp_path):
-    (tmp_path / "site.toml").write_text('[site]\npreset = "starlight"\n', encoding="utf-8")
-    (tmp_path / "p.mdx").write_text("---\ntitle: T\n---\n\n## Fences\n\n<Steps>\n\n1. Open the settings page.\n"
-                                    "2. ~~~ marks a fenced block in Markdown.\n\n</Steps>\n\nAfter the steps.\n",
-                                    encoding="utf-8")
-    corpus = load_corpus(tmp_path)
-    assert not corpus.failures
-    assert corpus.chunks()[0].text.endswith("After the steps.")
 
 
 def test_a_docusaurus_mdx_block_on_an_item_s_line_is_rendered_not_shown(tmp_path):
