@@ -47,11 +47,6 @@ FAILS_WHEN = re.compile(r"\b(?:fail(?:s|ed)?|errors?|throws?|time[sd]? out|break
 STATES_DEFAULT = re.compile(r"\bdefaults?\b|\bif (?:not|none is|no \w+ is|omitted|unset|left (?:out|empty|blank))\b|"
                             r"\bwhen (?:not (?:set|specified|given|provided)|omitted|unset)\b|\bfalls? back (?:to|on)\b|"
                             r"\b(?:unless|until) (?:you|it is) (?:set|specif|pass|configur|overrid)\w*", re.IGNORECASE)
-# "To enable edit links, set `editLink.baseUrl` …", "If you want to disable it, set …": the docs' own way of saying
-# how to do a thing, a purpose clause and then what to do. Where the sentence goes after the comma decides whether it
-# instructs or sends the reader elsewhere ("To learn more, see …": `context_sentences.sends_elsewhere`).
-STATES_PURPOSE = re.compile(r"^\s*(?:\*\*)?(?:to|in order to|if you (?:want|need|would like|wish) to)\s+[a-z][\w-]*"
-                            r"[^,.:;!?]{0,120}?,\s+(?=\S)", re.IGNORECASE)
 # "24/7" says "always", not an amount: "24/7 support" does not answer "for how long?".
 ROUND_THE_CLOCK = re.compile(r"(?<![\w/])24/7(?:/365)?(?![\w/])")
 COUNTING_WORDS = "two|three|four|five|six|seven|eight|nine|ten|twelve"  # numbers written out, as prose counts

@@ -39,8 +39,8 @@ from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, sentence_starts, table_header, units
-from .question import DEFAULT, HOWTO, Question
-from .shape import instructs, shape_fit
+from .question import DEFAULT, Question
+from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
 from .weights import MAX_UNITS, SUBJECT_SHARE, TOP_HITS, Weights
 
@@ -190,8 +190,6 @@ class AnswerExtractor:
         fit = type_fit(question, span)
         if fit:
             features["type"] = w.type_match if fit > 0 else -w.type_miss
-        if question.kind == HOWTO and instructs(span.statement):
-            features["instructs"] = w.instructs
         if span.lead:
             features["lead"] = w.lead
         if span.rank:

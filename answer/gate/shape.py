@@ -2,8 +2,7 @@
 
 A quantity question ("How long are keys kept?") is answered by a span that
 states an amount, a default question by the span naming the default, a how-to
-question by steps (a list item, or a sentence with the block it introduces) or
-a sentence that says how ("To enable edit links, set …"), a
+question by steps (a list item, or a sentence with the block it introduces), a
 yes/no question by the sentence stating the condition, limit or refusal, a
 "why" question by a stated cause or a failure with its condition. Plain rules
 over the span's text, so a test can show each decision; extraction scores with
@@ -14,21 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ingest.context_sentences import sends_elsewhere
 from ingest.text import key_terms
 from ingest.units import MEASURING, spellings
 
-from .english import (
-    CAUSE,
-    COUNTING_WORDS,
-    FAILS_WHEN,
-    NO_LIMIT,
-    NUMBER_WORD,
-    POLARITY,
-    ROUND_THE_CLOCK,
-    STATES_DEFAULT,
-    STATES_PURPOSE,
-)
+from .english import CAUSE, COUNTING_WORDS, FAILS_WHEN, NO_LIMIT, NUMBER_WORD, POLARITY, ROUND_THE_CLOCK, STATES_DEFAULT
 from .question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, Kind
 
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
@@ -53,17 +41,6 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", he
     if kind == REASON:
         return 1 if CAUSE.search(text) or FAILS_WHEN.search(text) else 0
     return 0
-
-
-def instructs(text: str) -> bool:
-    """A sentence that says how to do a thing: a purpose clause, then what to do ("To enable edit links, set …").
-
-    Embedding similarity ranks the sentence that names a how-to question's topic ("Starlight can display an
-    "Edit page" link") above the one that says how; the purpose clause is how docs on any site mark the second.
-    A purpose clause that sends the reader elsewhere ("To learn more, see …") instructs nothing.
-    """
-    found = STATES_PURPOSE.match(text)
-    return found is not None and not sends_elsewhere(text[found.end():])
 
 
 # A number and the word it counts, with at most one word between: "4 times", "30 calendar days", "two seats".

@@ -24,7 +24,6 @@ class Weights:
     identifiers: float = 0.35  # share of the question's code-like tokens the span names
     type_match: float = 0.12  # the span has the shape the question's kind asks for
     type_miss: float = 0.12  # … or clearly has not
-    instructs: float = 0.3  # a how-to question's span says how, after a purpose clause: "To enable edit links, set …"
     lead: float = 0.04  # the span opens its section
     rank: float = 0.025  # per retrieval rank below the top hit
     other_version: float = 0.15  # a docs version other than the one wanted

@@ -51,9 +51,6 @@ ANSWERED = [
     # question, a passage the direct answer must quote, the section it must come from
     ("How many times does Ferrydeck retry a failed delivery?", "up to 16 attempts", "doc:guides/retries#how-retries-work"),
     ("How do I forward webhooks to localhost?", "", "doc:guides/local-development#"),
-    # the sentence that says how ("To backfill it, create …") over the one restating the visitor's situation
-    ("I just added an endpoint. How do I get it last week's events?", "create a replay job",
-     "doc:guides/replaying-events#replaying-to-a-new-endpoint"),
     ("how do I get started?", "", "doc:index#where-to-start"),
     ("How do I 🚀 Launch checklist?", "", "doc:index#-launch-checklist"),
     ("What's new in 2.4?", "", "doc:changelog/2-4#"),

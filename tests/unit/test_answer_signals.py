@@ -13,7 +13,7 @@ import pytest
 from answer.contract.draft import Draft, DraftClaim, Quote
 from answer.contract.spans import introduced_block, units
 from answer.contract.verify import text_fragment, verify
-from answer.gate import AnswerGate, Thresholds, Weights
+from answer.gate import AnswerGate, Thresholds
 from answer.gate.conflicts import amounts, disagree
 from answer.gate.features import AnswerExtractor, coverage, spans_of
 from ingest.context_sentences import asks_history, is_history, is_navigation
@@ -544,44 +544,6 @@ def test_a_how_to_question_is_answered_by_steps_or_the_block_a_sentence_introduc
     judge = AnswerGate(AnswerExtractor(), Thresholds())
     span = next(s for s in spans_of(hit_of(HOWTO), 0) if s.introduces == "code")
     assert type_fit(judge.question("How do I create a new project?"), span) == 1
-
-
-@pytest.mark.parametrize(("sentence", "says_how"), [
-    ("To enable edit links, set `edit_link.base_url` in `ferry.yaml`.", True),
-    ("If you want to turn retries off, set `retries: 0` on the endpoint.", True),
-    ("To backfill it, create a replay job for that endpoint only.", True),
-    ("**To deploy**, run `ferry deploy`.", True),
-    ("To learn more about retries, see Delivery.", False),  # a purpose clause that sends the reader elsewhere
-    ("To see every option, read the CLI reference.", False),
-    ("Ferrydeck can show an “Edit page” link in the footer of every page.", False),  # names the topic, says no how
-    ("Use the dashboard to rotate keys.", False),  # no purpose clause: the shape of a step, scored as one if it is one
-    ("Keys expire after 90 days, to limit exposure.", False),
-])
-def test_a_sentence_that_says_how_opens_with_what_it_is_for(sentence, says_how):
-    from answer.gate.shape import instructs
-
-    assert instructs(sentence) is says_how
-
-
-def test_a_how_to_question_is_answered_by_the_sentence_that_says_how_not_the_one_naming_the_topic():
-    """The sentence naming the topic is as near the question as the one saying how to do it: the second answers.
-
-    Measured on the real model (docs/performance.mdx): the sentence after a purpose clause lost to the one
-    restating the topic on Starlight ("Starlight can display an “Edit page” link in each page’s footer.").
-    """
-    section = make_chunk("guides/pages", "edit-links", "Ferrydeck can show an “Edit page” link in the footer of every "
-                         "page. To enable edit links, set `edit_link.base_url` to your repository's URL.",
-                         title="Pages", heading="Edit links")
-    rset = renumber("q", Viewer.anonymous(), [(section, 1.0)])
-    question = "How do I turn on edit links?"
-    picked = {}
-    for instructs in (Weights().instructs, 0.0):
-        judge = AnswerGate(AnswerExtractor(weights=Weights(instructs=instructs)), Thresholds(floor=0.0))
-        chosen, reasons = judge.pick(judge.question(question), rset)
-        assert chosen, reasons
-        picked[instructs] = chosen[0].span.statement
-    assert picked[Weights().instructs].startswith("To enable edit links")
-    assert picked[0.0].startswith("Ferrydeck can show"), "without the signal the topic sentence wins"
 
 
 @pytest.mark.parametrize("scene", ["I am new here.", "Hi, I am just starting out with this.", "OK so I am confused."])
