@@ -1,6 +1,7 @@
 """Replay the answer gate over one fixed retrieval per question: a weight or threshold change, every set, in a minute.
 
     python -m tests.eval.replay [--site all|content|cypress|starlight] --vary continues=0.2 --vary floor=0.8
+    python -m tests.eval.replay --site starlight --vary type_match=0.3 --asked
 
 `make eval` answers every question end to end, minutes per set. A change to
 `answer/gate/weights.py` changes only which spans the gate picks, so this
@@ -11,6 +12,12 @@ sweep it). It prints, per set, answer correct, direct answer correct, refusal
 accuracy, answer rate and the median characters quoted, graded as `make eval`
 grades them (a chosen span carrying the gold quote), and the questions each
 variant changes.
+
+`--asked` also replays the questions in `tests/eval/asked/<site>.txt`, asked the way a visitor
+would and written without a gold quote, and prints each one whose quotes a variant changes, before and
+after, for a person to read. Gold quotes grade what their authors expected; a signal can raise every graded
+figure and still lead other questions with a true sentence beside the point (docs/performance.mdx, the
+purpose clause taken back on 2026-12-07). Never for a set kept for figures only.
 
 A screen, not the record: a variant worth keeping is then run through
 `make eval` on every set (the verifier and the judge sit between the pick and
@@ -32,7 +39,7 @@ from answer.gate import AnswerGate, Thresholds, Weights
 from retrieval.search import RetrievalSet
 
 from .grounding import _overlap, _p
-from .sites import NAMED, resolve_sites
+from .sites import HERE, NAMED, resolve_sites
 
 Variant = tuple[str, Weights, Thresholds]
 
@@ -45,6 +52,7 @@ class Outcome:
     correct: bool
     direct: bool
     quoted: int  # characters the chosen spans quote: a longer answer must not buy correctness
+    quotes: tuple[str, ...] = ()  # the chosen spans' texts, direct answer first
 
 
 def parse_variant(text: str, base: tuple[Weights, Thresholds] = (Weights(), Thresholds())) -> Variant:
@@ -69,7 +77,8 @@ def outcome(gate: AnswerGate, question: Mapping[str, Any], rset: RetrievalSet) -
     chosen, _ = gate.pick(gate.question(question["question"]), rset)
     gold = question.get("answer_quote") or ""
     carries = [bool(gold) and _overlap(gold, s.span.text) for s in chosen]
-    return Outcome(bool(chosen), any(carries), bool(carries) and carries[0], sum(len(s.span.text) for s in chosen))
+    return Outcome(bool(chosen), any(carries), bool(carries) and carries[0], sum(len(s.span.text) for s in chosen),
+                   tuple(s.span.text for s in chosen))
 
 
 def replay(gate: AnswerGate, questions: Sequence[Mapping[str, Any]], retrievals: Sequence[RetrievalSet],
@@ -122,6 +131,25 @@ def changes(questions: Sequence[Mapping[str, Any]], before: Sequence[Outcome], a
     return [f"{qid}: {was} -> {now}" for qid, was, now in moved]
 
 
+def moved_quotes(asked: Sequence[str], before: Sequence[Outcome], after: Sequence[Outcome],
+                 width: int = 160) -> list[str]:
+    """Each asked question whose quotes a variant changes, with the quotes before and after (each cut to `width`)."""
+    def shown(o: Outcome) -> str:
+        return " | ".join(q[:width].replace("\n", " ") for q in o.quotes) if o.answered else "(nothing answers)"
+
+    return [f"{question}\n        before: {shown(a)}\n        after:  {shown(b)}"
+            for question, a, b in zip(asked, before, after, strict=True) if a.quotes != b.quotes]
+
+
+def asked_questions(site_name: str) -> list[str]:
+    """The visitor questions written for a site (`tests/eval/asked/<site>.txt`, one a line, "#" a comment)."""
+    path = HERE / "asked" / f"{site_name}.txt"
+    if not path.exists():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def main(argv: list[str] | None = None) -> int:
     from answer.services import build_judge
     from answer.settings import AnswerSettings as Settings
@@ -135,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", default="all", help=f"all (every set whose corpus exists) or one of {', '.join(NAMED)}")
     parser.add_argument("--vary", action="append", default=[], metavar="NAME=VALUE",
                         help="a Weights or Thresholds field and its value; one variant each, repeatable")
+    parser.add_argument("--asked", action="store_true",
+                        help="also print the visitor questions (tests/eval/asked/<site>.txt) whose quotes a variant changes")
     args = parser.parse_args(argv)
     try:
         for text in args.vary:
@@ -160,6 +190,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {figures(questions, outcomes)}")
             for line in changes(questions, found["default"], outcomes, figures_only=site.figures_only):
                 print(f"      {line}")
+        asked = [] if site.figures_only or not args.asked else asked_questions(site.name)
+        if asked:
+            rsets = [retriever.search(text, Viewer.anonymous()) for text in asked]
+            moved = replay(gate, [{"question": text} for text in asked], rsets,
+                           [parse_variant(text, own) for text in args.vary])
+            print(f"  asked ({len(asked)} visitor questions, no gold)")
+            for name, outcomes in moved.items():
+                if name != "default":
+                    lines = moved_quotes(asked, moved["default"], outcomes)
+                    print(f"    {name}: {len(lines)} changed")
+                    for line in lines:
+                        print(f"      {line}")
     return 0
 
 

@@ -9,7 +9,7 @@ from answer.gate.features import AnswerExtractor
 from answer.gate.vocabulary import Vocabulary
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
-from tests.eval.replay import Outcome, changes, figures, parse_variant, replay
+from tests.eval.replay import Outcome, asked_questions, changes, figures, moved_quotes, parse_variant, replay
 from tests.fakes import make_chunk
 
 
@@ -59,3 +59,26 @@ def test_a_figures_only_set_is_screened_by_counts_never_by_question():
     shown = changes(questions, before, after, figures_only=True)
     assert shown == ["2 questions: correct -> refused", "1 question: refused -> answered"]
     assert not any("mt0" in line or "mt9" in line for line in shown)
+
+
+def test_a_visitor_question_whose_quotes_a_variant_changes_is_printed_with_both_answers():
+    """Asked questions carry no gold: what a variant does to them is shown for a person to read, quote by quote."""
+    refunds = make_chunk("billing/refunds", "policy", "Refunds are available within 14 days of the charge.",
+                         title="Refunds", heading="Refund policy")
+    gate = AnswerGate(AnswerExtractor(), Thresholds(floor=0.5, support_floor=0.4))
+    asked = ["How long do I have to ask for a refund?", "Is there a Terraform provider?"]
+    retrievals = [renumber(text, Viewer.anonymous(), [(refunds, 1.0)]) for text in asked]
+
+    found = replay(gate, [{"question": text} for text in asked], retrievals,
+                   [parse_variant("floor=100", (Weights(), gate.thresholds)), parse_variant("floor=0.5", (Weights(), gate.thresholds))])
+
+    assert found["default"][0].quotes == (refunds.text,) and found["default"][1].quotes == ()
+    moved = moved_quotes(asked, found["default"], found["floor=100"])
+    assert moved == [f"{asked[0]}\n        before: {refunds.text}\n        after:  (nothing answers)"]
+    assert moved_quotes(asked, found["default"], found["floor=0.5"]) == []  # the same picks: nothing to read
+
+
+def test_the_asked_questions_are_a_sites_own_lines_without_comments():
+    questions = asked_questions("starlight")
+    assert questions and all(q.strip() == q and q and not q.startswith("#") for q in questions)
+    assert asked_questions("mintlify") == []  # a set written outside the team gets no questions written here
