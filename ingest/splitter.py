@@ -151,13 +151,19 @@ def _pack(blocks: tuple[Block, ...], max_chars: int,
     """Greedy packing of whole blocks into parts of at most `max_chars` (a lone big block stays whole).
 
     A part never mixes text from two files (a page and a partial it renders), so its source span is one range.
+    A step's own code block (`Block.held`) never opens a part without its step: the step moves on with it
+    (or, alone in its part, keeps it there), so "3. Add the path … in `astro.config.mjs`:" is never a part's
+    last line with its command in the next part, where no quote can show the two together.
     """
     parts: list[list[Block]] = [[]]
     size = 0
     for block in blocks:
         if parts[-1] and (size + len(block.text) + 2 > max_chars or file_of(block) != file_of(parts[-1][-1])):
-            parts.append([])
-            size = 0
+            if not (block.held and file_of(block) == file_of(parts[-1][-1])):
+                parts.append([])
+            elif len(parts[-1]) > 1:
+                parts.append([parts[-1].pop()])
+            size = sum(len(b.text) + 2 for b in parts[-1])
         parts[-1].append(block)
         size += len(block.text) + 2
     return parts

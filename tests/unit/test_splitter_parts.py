@@ -85,3 +85,31 @@ def test_a_long_nested_list_is_cut_between_its_own_items():
         for line in chunk.text.split("\n"):
             assert not line.strip() or line.lstrip().startswith(("- ", "1. ", "```", "pnpm")), line  # no item cut
     assert_spans_hold(page, chunks)
+
+
+def _steps(first_length: int) -> str:
+    """Two steps, each holding its command; the first step's command `first_length` characters of config."""
+    config = "\n".join(f"   option_{n}: value number {n}" for n in range(first_length // 28))
+    return ("# Fonts\n\n"
+            "1. Add your font files and declare them in the stylesheet:\n"
+            f"   ```yaml\n{config}\n   ```\n"
+            "2. Add the path to your stylesheet to `custom_css` in `ferry.yaml`:\n"
+            "   ```yaml\n   custom_css:\n     - ./fonts/font-face.css\n   ```\n")
+
+
+def test_a_step_is_never_a_parts_last_line_while_its_command_opens_the_next():
+    """A step and the command it holds are one quote; a part boundary between them leaves the step without it."""
+    page, chunks = parts(_steps(700))
+    assert len(chunks) == 2
+    assert chunks[1].text.startswith("2. Add the path to your stylesheet")  # the step moved on with its command
+    assert "custom_css:\n" in chunks[1].text and "2. Add" not in chunks[0].text
+    assert chunks[0].text.startswith("1. Add your font files") and "option_0" in chunks[0].text
+    assert_spans_hold(page, chunks)
+
+
+def test_a_step_alone_in_its_part_keeps_its_command_even_past_the_size():
+    page, chunks = parts(_steps(900))  # the first step's command alone is past the size: it and its step stay
+    step_one = next(c for c in chunks if "1. Add your font files" in c.text)
+    assert "option_0" in step_one.text and step_one.text.rstrip().endswith("```")
+    assert all(c.text.startswith(("1. ", "2. ")) for c in chunks)  # no part opens on a command
+    assert_spans_hold(page, chunks)
