@@ -22,6 +22,7 @@ from .ids import chunk_id, content_hash, doc_id
 from .text import PROSE_CUT
 
 MAX_CHUNK_CHARS = 800
+_LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")  # a line that opens a list item
 
 
 def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[str, ...] = ()) -> list[Chunk]:
@@ -33,7 +34,8 @@ def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[st
         if not section.blocks:
             continue
         pieces = [piece for block in section.blocks for piece in _cut(block, max_chars, source_lines)]
-        parts = _pack(tuple(pieces), max_chars, file_of=lambda block: page.locate(block.line_start)[0])
+        parts = _pack(tuple(pieces), max_chars, file_of=lambda block: page.locate(block.line_start)[0],
+                      last_item=lambda block: _last_item(block, source_lines))
         anchor = section.heading.anchor or "" if section.heading else ""
         for number, blocks in enumerate(parts, start=1):
             text = "".join(joiner(block) * (k > 0) + block.text for k, block in enumerate(blocks))
@@ -87,8 +89,7 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
     if len(block.text) <= max_chars or block.kind not in ("paragraph", "quote", "list"):
         return [block]
     if block.kind == "list":
-        indent = block.text[: len(block.text) - len(block.text.lstrip(" "))]  # a nested list stands indented
-        units = re.split(rf"\n(?={indent}\S)", block.text)  # the list's own items; nested ones stay with their parent
+        units = _items(block.text)
         sep = "\n"
     else:
         units = [u for u in PROSE_CUT.split(block.text) if u.strip()]
@@ -112,6 +113,26 @@ def _cut(block: Block, max_chars: int, source_lines: list[str]) -> list[Block]:
             end = next_start + 1 if next_mid_line else max(next_start, start + 1)
         pieces.append(Block(text=text, line_start=start, line_end=end, kind="piece", apart=block.apart and k == 0))
     return pieces
+
+
+def _items(text: str) -> list[str]:
+    """A list's own items, each with the items nested under it (a nested list stands indented)."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    return re.split(rf"\n(?={indent}\S)", text)
+
+
+def _last_item(block: Block, source_lines: list[str]) -> tuple[Block, Block] | None:
+    """A list block (or a piece of one) as its items before the last and its last item; None when it holds one."""
+    if block.kind not in ("list", "piece") or not _LIST_ITEM.match(block.text):
+        return None
+    items = _items(block.text)
+    if len(items) < 2:
+        return None
+    texts = ["\n".join(items[:-1]), items[-1]]
+    (start, _), (last, mid_line) = _locate(texts, block, source_lines)
+    end = last + 1 if mid_line else max(last, start + 1)
+    return (Block(texts[0], start, end, kind="piece", apart=block.apart),
+            Block(texts[1], last, block.line_end, kind="piece"))
 
 
 def _hard_wrap(text: str, max_chars: int) -> list[str]:
@@ -147,13 +168,15 @@ def _locate(texts: list[str], block: Block, source_lines: list[str]) -> list[tup
 
 
 def _pack(blocks: tuple[Block, ...], max_chars: int,
-          file_of: Callable[[Block], str] = lambda block: "") -> list[list[Block]]:
+          file_of: Callable[[Block], str] = lambda block: "",
+          last_item: Callable[[Block], tuple[Block, Block] | None] = lambda block: None) -> list[list[Block]]:
     """Greedy packing of whole blocks into parts of at most `max_chars` (a lone big block stays whole).
 
     A part never mixes text from two files (a page and a partial it renders), so its source span is one range.
-    A step's own code block (`Block.held`) never opens a part without its step: the step moves on with it
-    (or, alone in its part, keeps it there), so "3. Add the path … in `astro.config.mjs`:" is never a part's
-    last line with its command in the next part, where no quote can show the two together.
+    A step's own code block (`Block.held`) never opens a part without its step: the step (the last item of the
+    list block before it, cut off by `last_item`) moves on with it, or, alone in its part, keeps it there. So
+    "3. Add the path … in `astro.config.mjs`:" never ends a part whose next part opens with its command, where no
+    quote could show the two together.
     """
     parts: list[list[Block]] = [[]]
     size = 0
@@ -161,6 +184,9 @@ def _pack(blocks: tuple[Block, ...], max_chars: int,
         if parts[-1] and (size + len(block.text) + 2 > max_chars or file_of(block) != file_of(parts[-1][-1])):
             if not (block.held and file_of(block) == file_of(parts[-1][-1])):
                 parts.append([])
+            elif (cut := last_item(parts[-1][-1])) is not None:
+                parts[-1][-1] = cut[0]
+                parts.append([cut[1]])
             elif len(parts[-1]) > 1:
                 parts.append([parts[-1].pop()])
             size = sum(len(b.text) + 2 for b in parts[-1])

@@ -113,3 +113,14 @@ def test_a_step_alone_in_its_part_keeps_its_command_even_past_the_size():
     assert "option_0" in step_one.text and step_one.text.rstrip().endswith("```")
     assert all(c.text.startswith(("1. ", "2. ")) for c in chunks)  # no part opens on a command
     assert_spans_hold(page, chunks)
+
+
+def test_only_the_step_holding_the_command_moves_on_with_it():
+    """The steps before it stay: moving the whole list would leave the intro alone and the next part past the size."""
+    page, chunks = parts("# Setup\n\nIntro sentence here.\n\n1. Create an account on the site.\n2. Open the settings page.\n"
+                         '3. Add this to your config:\n   ```js\n   export default { option: "a long value here" };\n   ```\n',
+                         max_chars=120)
+    assert [c.text.split("\n")[0] for c in chunks] == ["Intro sentence here.", "3. Add this to your config:"]
+    assert chunks[0].text.endswith("2. Open the settings page.") and "export default" in chunks[1].text
+    assert all(len(c.text) <= 120 for c in chunks)
+    assert_spans_hold(page, chunks)
