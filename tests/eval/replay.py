@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {figures(questions, outcomes)}")
             for line in changes(questions, found["default"], outcomes, figures_only=site.figures_only):
                 print(f"      {line}")
-        asked = [] if site.figures_only or not args.asked else asked_questions(site.name)
+        asked = asked_questions(site.name) if args.asked and args.vary and not site.figures_only else []
         if asked:
             rsets = [retriever.search(text, Viewer.anonymous()) for text in asked]
             moved = replay(gate, [{"question": text} for text in asked], rsets,
