@@ -237,11 +237,21 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
             block = introduced_block(chunk.text, run[size - 1], layout)
             if block is not None:
                 end = block[1]  # the command, the steps or the table the sentence announces, quoted with it
+            elif says_nothing_alone(chunk.text[start:end], chunk.text[end:]):
+                continue
             out.append(Span(hit.handle, rank, start, end, chunk.text[start:end], unit.kind, unit.header, context,
                             chunk.doc_version, lead=unit is found[0],
                             parts=tuple(_embedding_text(u.text, u.header) for u in run[:size]),
                             introduces=block[2] if block else "", shows=block[0] - start if block else 0))
     return out
+
+
+def says_nothing_alone(quote: str, after: str) -> bool:
+    """A quote that claims nothing where it stands: it asks ("How can I wait for my requests to be complete?", an
+    FAQ's own question), or it announces a block its chunk does not hold ("…consumed in this order:" ending a part
+    of a long section, the list in the next part), so it would show the visitor a colon and nothing after it."""
+    last = quote.rstrip()
+    return last.endswith("?") or (last.endswith(":") and not after.strip())
 
 
 def _row_points_elsewhere(row: str) -> bool:

@@ -89,6 +89,18 @@ def test_an_outline_line_that_only_names_a_topic_is_never_a_candidate(item):
     assert all(item not in s for s in spans) and "Caching is per region." in spans, spans
 
 
+def test_a_question_or_an_announcement_whose_block_is_elsewhere_is_never_a_candidate():
+    """An FAQ's own question claims nothing; "…in this order:" ending a part shows a colon and nothing after it."""
+    text = ("Test results are counted in three tiers. How can I see which tier a run used? "
+            "Cloud counts test results across three tiers, consumed in this order:")
+    quoted = [s.text for s in spans_of(hit_of(text), 0)]
+    assert "Test results are counted in three tiers." in quoted
+    assert not any(q.rstrip().endswith(("?", ":")) for q in quoted), quoted
+    held = text + "\n\n1. Included results.\n2. Bundled results."  # the list it announces is here: quoted with it
+    assert any(q.endswith("2. Bundled results.") and "consumed in this order:" in q for q in
+               (s.text for s in spans_of(hit_of(held), 0)))
+
+
 def test_a_table_row_whose_description_sends_the_reader_elsewhere_is_never_a_candidate():
     """Asked as a visitor would: "How do I paginate through deliveries?" was answered, with the badge, by the row
     "`limit`, `cursor` |  | See Pagination." of a parameters table."""
