@@ -229,6 +229,9 @@ def _render_table(tokens: list[Token]) -> str:
     return "\n".join(CELL_SEPARATOR.join(row) for row in rows)
 
 
+# A line of chunk text that opens a list item, as `_render_list` and `_list_blocks` write it ("- ", "3. ", indented
+# two spaces a level): the one definition every reader of list lines uses (the splitter, quote spans).
+LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+")
 _LIST_OPEN = ("bullet_list_open", "ordered_list_open")
 _OWN_BLOCKS = ("fence", "table_open", "blockquote_open")  # blocks a list item's line cannot hold
 _TEXT_LIKE = ("paragraph", "html", "heading", "html-heading")  # an item's text, on its line as before

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .blocks import LIST_MARKER
 from .documents import Block, Chunk, Page, SourceSpan, joiner
 from .ids import chunk_id, content_hash, doc_id
 from .text import PROSE_CUT
 
 MAX_CHUNK_CHARS = 800
-_LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")  # a line that opens a list item
 
 
 def split_page(page: Page, *, max_chars: int = MAX_CHUNK_CHARS, groups: tuple[str, ...] = ()) -> list[Chunk]:
@@ -123,7 +123,7 @@ def _items(text: str) -> list[str]:
 
 def _last_item(block: Block, source_lines: list[str]) -> tuple[Block, Block] | None:
     """A list block (or a piece of one) as its items before the last and its last item; None when it holds one."""
-    if block.kind not in ("list", "piece") or not _LIST_ITEM.match(block.text):
+    if block.kind not in ("list", "piece") or not LIST_MARKER.match(block.text):
         return None
     items = _items(block.text)
     if len(items) < 2:

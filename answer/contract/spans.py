@@ -18,14 +18,13 @@ from itertools import pairwise
 
 from syntok.segmenter import analyze
 
-from ingest.blocks import table_cells
+from ingest.blocks import LIST_MARKER, table_cells
 from ingest.documents import APART, HELD
 from ingest.mdx import FENCE_LINE
 from ingest.normalize import without_markup
 
 SENTENCE, ITEM, ROW = "sentence", "item", "row"
 
-_LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s")
 MIN_QUOTE_CHARS = 12  # the verifier's minimum quote length, after markup is dropped
 
@@ -222,7 +221,7 @@ def _kind(lines: list[str]) -> str:
         return "code"
     if _HEADING.match(first):
         return "heading"
-    if _LIST_MARKER.match(first):
+    if LIST_MARKER.match(first):
         return "list"
     if len(lines) >= 2 and all(table_cells(line) for line in lines):
         return "table"
@@ -247,10 +246,10 @@ def _items(block: str, base: int, number: int) -> list[Unit]:
     """List items (continuation lines joined); an item of several sentences yields each sentence."""
     items: list[tuple[int, int]] = []
     offset = 0
-    first = _LIST_MARKER.match(block)
+    first = LIST_MARKER.match(block)
     indent = len(first.group(1)) if first else 0  # a nested list that holds blocks stands indented under its item
     for line in block.split("\n"):
-        marker = _LIST_MARKER.match(line)
+        marker = LIST_MARKER.match(line)
         if marker and len(marker.group(1)) <= indent + 1:  # an item of this list starts here
             items.append((offset + marker.end(), offset + len(line)))
         elif items:
