@@ -237,7 +237,7 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
             block = introduced_block(chunk.text, run[size - 1], layout)
             if block is not None:
                 end = block[1]  # the command, the steps or the table the sentence announces, quoted with it
-            elif says_nothing_alone(chunk.text[start:end], chunk.text[end:]):
+            elif says_nothing_alone(chunk.text[start:end]):
                 continue
             out.append(Span(hit.handle, rank, start, end, chunk.text[start:end], unit.kind, unit.header, context,
                             chunk.doc_version, lead=unit is found[0],
@@ -246,12 +246,14 @@ def spans_of(hit: Hit, rank: int) -> list[Span]:
     return out
 
 
-def says_nothing_alone(quote: str, after: str) -> bool:
+def says_nothing_alone(quote: str) -> bool:
     """A quote that claims nothing where it stands: it asks ("How can I wait for my requests to be complete?", an
-    FAQ's own question), or it announces a block its chunk does not hold ("…consumed in this order:" ending a part
-    of a long section, the list in the next part), so it would show the visitor a colon and nothing after it."""
+    FAQ's own question), or it announces what it does not show. A sentence ending in a colon is only a candidate
+    with the block it introduces (`introduced_block`); without it, whether that block opens the next part of a
+    long section ("…consumed in this order:"), is too long to quote, or is a picture the page shows ("The
+    configuration above generates the following sidebar:"), the visitor would read a colon and nothing after it."""
     last = quote.rstrip()
-    return last.endswith("?") or (last.endswith(":") and not after.strip())
+    return last.endswith(("?", ":"))
 
 
 def _row_points_elsewhere(row: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from answer.contract.draft import Draft, DraftClaim, Quote
-from answer.contract.spans import introduced_block, units
+from answer.contract.spans import MAX_INTRODUCED_CHARS, introduced_block, units
 from answer.contract.verify import text_fragment, verify
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.conflicts import amounts, disagree
@@ -99,6 +99,18 @@ def test_a_question_or_an_announcement_whose_block_is_elsewhere_is_never_a_candi
     held = text + "\n\n1. Included results.\n2. Bundled results."  # the list it announces is here: quoted with it
     assert any(q.endswith("2. Bundled results.") and "consumed in this order:" in q for q in
                (s.text for s in spans_of(hit_of(held), 0)))
+
+
+def test_an_announcement_whose_block_is_not_quoted_with_it_is_never_a_candidate():
+    """A block too long to quote stays on the page, and a picture is not in chunk text: "The configuration above
+    generates the following sidebar:" was shown as support with nothing after its colon."""
+    config = "\n".join(f"  option_{i}: value_{i}" for i in range(40))
+    assert len(config) > MAX_INTRODUCED_CHARS
+    text = (f"Groups are expanded by default. Add the following to your config file:\n\n```yaml\n{config}\n```\n\n"
+            "The configuration above generates the following sidebar:\n\nSet `collapsed` to hide a group.")
+    quoted = [s.text for s in spans_of(hit_of(text), 0)]
+    assert "Groups are expanded by default." in quoted and "Set `collapsed` to hide a group." in quoted
+    assert not any(q.rstrip().endswith(":") for q in quoted), quoted
 
 
 def test_a_table_row_whose_description_sends_the_reader_elsewhere_is_never_a_candidate():
