@@ -39,7 +39,7 @@ from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, sentence_starts, table_header, units
-from .question import DEFAULT, Question
+from .question import DEFAULT, Question, same_release
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
 from .weights import MAX_UNITS, SUBJECT_SHARE, TOP_HITS, Weights
@@ -205,10 +205,11 @@ class AnswerExtractor:
     def _other_version(self, question: Question, span: Span, preferred: str) -> bool:
         """True for a span from another docs version than the one wanted.
 
-        Wanted: a version the question names, else the one the reader browses, else the current one.
+        Wanted: a version the question names, else the one the reader browses, else the current one. A question
+        names releases as people say them ("v2"), which covers every release of that line ("2.4").
         """
         wanted = question.versions or ({preferred} if preferred else {self.current_version} if self.current_version else set())
-        return bool(span.version and wanted and span.version not in wanted)
+        return bool(span.version and wanted and not any(same_release(span.version, w) for w in wanted))
 
 
 def spans_of(hit: Hit, rank: int) -> list[Span]:

@@ -121,6 +121,14 @@ def _kind(text: str) -> Kind:
     return OPEN
 
 
+def same_release(a: str, b: str) -> bool:
+    """"3" and "3.0" name one release, and "2" covers "2.1": equal, or one is the other with more parts.
+
+    A question names a major version ("moving from v1 to v2"), the docs tag each page with a release ("2.4").
+    """
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
 def question_parts(text: str) -> list[str]:
     """The questions a text asks, each with the sentences before it; `[text]` when it asks one.
 

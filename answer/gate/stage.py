@@ -32,7 +32,7 @@ from ..contract.verify import DIRECT, SUPPORTING, Claim
 from .confidence import confidence, signals
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit
-from .question import Question, analyze, asks_a_measure, question_parts
+from .question import Question, analyze, asks_a_measure, question_parts, same_release
 from .shape import MEASURES, counts, measures_only
 from .vocabulary import Vocabulary
 from .weights import FITTED, MAX_QUOTES, MAX_RELATED, Confidence, Thresholds
@@ -205,14 +205,9 @@ def names_another_release(question: Question, hits: Sequence[Hit]) -> str:
     for match in asked:
         name, release = match.group(1), match.group(2)
         stated = {m.group(2) for m in _RELEASE.finditer(text) if m.group(1).lower() == name.lower()}
-        if stated and not any(_same_release(release, other) for other in stated):
+        if stated and not any(same_release(release, other) for other in stated):
             return f"the docs found are about {name} {', '.join(sorted(stated))}, the question about {name} {release}"
     return ""
-
-
-def _same_release(a: str, b: str) -> bool:
-    """"3" and "3.0" name one release, and "2" covers "2.1": equal, or one is the other with more parts."""
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
 def unnamed_in(question: Question, hit: Hit, vocabulary: Vocabulary) -> list[str]:

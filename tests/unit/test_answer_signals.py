@@ -16,6 +16,7 @@ from answer.contract.verify import text_fragment, verify
 from answer.gate import AnswerGate, Thresholds
 from answer.gate.conflicts import amounts, disagree
 from answer.gate.features import AnswerExtractor, coverage, spans_of
+from answer.gate.question import analyze
 from ingest.context_sentences import asks_history, is_history, is_navigation
 from retrieval.search import renumber
 from retrieval.viewer import Viewer
@@ -582,3 +583,25 @@ def test_a_visitor_introducing_themselves_asks_the_same_question(scene):
     introduced, reasons = judge.pick(judge.question(f"{scene} {question}"), rset)
     assert alone and introduced, reasons
     assert "am" not in judge.question(f"{scene} {question}").focus
+
+
+@pytest.mark.parametrize(("question", "penalized"), [
+    ("Which fields do I rename when moving from v1 to v2?", set()),  # "v2" names the 2.x line: 2.4 is wanted
+    ("Which fields does version 2 rename?", {"1.9"}),
+    ("Which fields does 1.9 rename?", {"2.4"}),
+    ("Which fields does v3 rename?", {"1.9", "2.4"}),
+])
+def test_a_version_the_question_names_covers_every_release_of_that_line(question, penalized):
+    """Asked "moving from v1 to v2", the migration guide (release 2.4) was scored as another version's page and its
+    answer ("Rename `name` to `type` …") fell below a sentence of no version."""
+    from dataclasses import replace
+
+    guide = replace(make_chunk("guides/migrate", "fields", "Rename `name` to `type` and `data` to `payload`.",
+                               title="Migrating from v1"), doc_version="2.4")
+    legacy = replace(make_chunk("v1/events", "fields", "Events carry `name` and `data` fields.", title="Events"),
+                     doc_version="1.9")
+    rset = renumber(question, Viewer.anonymous(), [(guide, 1.0), (legacy, 0.9)])
+    extractor = AnswerExtractor(current_version="2.4")
+    ranked = extractor.rank(analyze(question), rset)
+    scored = {rset.get(s.span.handle).chunk.doc_version: s.features.get("version", 0.0) for s in ranked}
+    assert {v for v, cost in scored.items() if cost < 0} == penalized, scored
