@@ -69,6 +69,17 @@ def test_the_interrogative_and_contractions_are_not_the_focus():
     assert analyze("Does --dry-run work in v1.9?").versions == {"1.9"}
 
 
+@pytest.mark.parametrize(("question", "versions"), [
+    ("What changed from 1.9 to 2.4.", {"1.9", "2.4"}),
+    ("Until when will the old v1 API accept events?", {"1"}),
+    # a piece of an address or of a longer number names no release of the docs
+    ("Can I point an endpoint at a server on our office network, like 192.168.1.20?", set()),
+    ("Does the 13.6.0 binary still ship Electron?", set()),
+])
+def test_a_release_is_named_on_its_own_never_inside_an_address(question, versions):
+    assert analyze(question).versions == versions
+
+
 def test_irregular_past_forms_meet_their_verb_and_a_light_verb_is_not_the_focus():
     from ingest.text import key_terms
 
