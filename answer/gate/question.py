@@ -37,8 +37,10 @@ HOWTO: Kind = "how-to"
 REASON: Kind = "reason"
 OPEN: Kind = "open"
 
-# Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301"): a sentence naming them is about them.
-_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|[A-Z]{2,}-\d+|\d+(?:\.\d+)*)(?![\w])")
+# Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301", "--record"): a sentence naming them is
+# about them.
+_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|--?[A-Za-z][\w]*|[A-Z]{2,}-\d+|"
+                         r"\d+(?:\.\d+)*)(?![\w])")
 # A release the question names: "v2", "version 2.4", "1.9"; never a piece of an address or a longer number
 # ("192.168.1.20" names no release, nor does "13.6.0" name 13.6 or 6.0).
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|(?<![\d.])(\d+\.\d+)(?!\.?\d)", re.IGNORECASE)

@@ -80,6 +80,16 @@ def test_a_release_is_named_on_its_own_never_inside_an_address(question, version
     assert analyze(question).versions == versions
 
 
+@pytest.mark.parametrize(("question", "identifiers"), [
+    ("Is the --retries option of endpoints create going away?", {"--retries"}),  # a flag with no hyphen inside
+    ("One CI build calls cypress run --record twice.", {"--record"}),
+    ("Does endpoints create --dry-run check anything?", {"--dry-run"}),
+    ("Can I re-send an e-mail?", set()),  # hyphened words are words
+])
+def test_a_command_line_flag_is_a_name_the_question_gives(question, identifiers):
+    assert analyze(question).identifiers == identifiers
+
+
 def test_irregular_past_forms_meet_their_verb_and_a_light_verb_is_not_the_focus():
     from ingest.text import key_terms
 
