@@ -39,8 +39,10 @@ OPEN: Kind = "open"
 
 # Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301", "--record"): a sentence naming them is
 # about them.
-_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z][\w]*(?:[-_.:/][\w]+)+|--?[A-Za-z][\w]*|[A-Z]{2,}-\d+|"
+_IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z_][\w]*(?:[-_.:/][\w]+)+|--?[A-Za-z][\w]*|[A-Z]{2,}-\d+|"
                          r"\d+(?:\.\d+)*)(?![\w])")
+# Single letters joined by dots are an abbreviation of prose ("e.g.", "i.e."), not a name in code.
+_ABBREVIATION = re.compile(r"[a-z](?:\.[a-z])+\.?", re.IGNORECASE)
 # A release the question names: "v2", "version 2.4", "1.9"; never a piece of an address or a longer number
 # ("192.168.1.20" names no release, nor does "13.6.0" name 13.6 or 6.0).
 _VERSION = re.compile(r"\b(?:v|version\s*|release\s*)(\d+(?:\.\d+)?)\b|(?<![\d.])(\d+\.\d+)(?!\.?\d)", re.IGNORECASE)
@@ -80,7 +82,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[
     idents = frozenset(
         (m.group(1) or m.group(2)).lower().strip("`")
         for m in _IDENTIFIER.finditer(text)
-        if not _VERSION.fullmatch(m.group(1) or m.group(2))
+        if not _VERSION.fullmatch(m.group(1) or m.group(2)) and not _ABBREVIATION.fullmatch(m.group(2) or "")
         and (m.group(1) or not is_hyphened_word(m.group(2)) or m.group(2).lower() in code)
     )
     versions = frozenset(a or b for a, b in _VERSION.findall(text))

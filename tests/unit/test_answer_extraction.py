@@ -85,6 +85,9 @@ def test_a_release_is_named_on_its_own_never_inside_an_address(question, version
     ("One CI build calls cypress run --record twice.", {"--record"}),
     ("Does endpoints create --dry-run check anything?", {"--dry-run"}),
     ("Can I re-send an e-mail?", set()),  # hyphened words are words
+    # "e.g." is prose: a span reading "(e.g. `15.16.0`)" was scored as naming what the question names
+    ("How do I install the npm package without the binary, e.g. for a Docker image?", set()),
+    ("Will a file named _draft-notes.md in src/content/docs become a page?", {"_draft-notes.md", "src/content/docs"}),
 ])
 def test_a_command_line_flag_is_a_name_the_question_gives(question, identifiers):
     assert analyze(question).identifiers == identifiers
