@@ -78,7 +78,8 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
     plain = ASKS_HOW_MANY.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
     terms = frozenset(key_terms(plain))
-    focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in TERM_STOPWORDS)
+    focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in TERM_STOPWORDS
+                      and not _ABBREVIATION.fullmatch(t))
     idents = frozenset(
         (m.group(1) or m.group(2)).lower().strip("`")
         for m in _IDENTIFIER.finditer(text)

@@ -93,6 +93,11 @@ def test_a_command_line_flag_is_a_name_the_question_gives(question, identifiers)
     assert analyze(question).identifiers == identifiers
 
 
+def test_an_abbreviation_of_prose_is_not_what_the_question_is_about():
+    question = analyze("How do I install the npm package without the binary, e.g. for a Docker image, i.e. offline?")
+    assert not any("." in term for term in question.focus), question.focus
+
+
 def test_irregular_past_forms_meet_their_verb_and_a_light_verb_is_not_the_focus():
     from ingest.text import key_terms
 
