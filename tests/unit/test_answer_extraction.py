@@ -9,7 +9,7 @@ from answer.contract.spans import ITEM, ROW, is_table_row, table_header, units
 from answer.contract.verify import verify
 from answer.gate import AnswerGate, Thresholds, Weights
 from answer.gate.features import AnswerExtractor, Scored, Span, spans_of, type_fit
-from answer.gate.question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, analyze
+from answer.gate.question import DEFAULT, HOWTO, OPEN, QUANTITY, REASON, YESNO, analyze
 from answer.gate.stage import names, supports_in_order
 from answer.gate.vocabulary import Vocabulary
 from ingest.text import stem
@@ -57,6 +57,11 @@ def test_spans_never_cross_an_item_or_a_row_but_join_sentences():
     ("How do I forward webhooks to localhost?", HOWTO),
     ("We have an EU VAT number. Will you add VAT to our invoices?", YESNO),
     ("Why do I sometimes get the same webhook twice?", REASON),
+    # a condition or a time before what is asked: still a yes/no question
+    ("When someone leaves the company, do the API keys they made stop working?", YESNO),
+    ("If I cancel halfway through the month, do I get the unused part back?", YESNO),
+    ("If an endpoint fails, how many times is it retried?", QUANTITY),
+    ("If my server is slow, what happens to the delivery?", OPEN),
 ])
 def test_question_kinds_read_the_sentence_that_asks(question, kind):
     assert analyze(question).kind == kind
