@@ -68,6 +68,7 @@ class Question:
         return self.kind == QUANTITY
 
 
+_PLURAL = re.compile(r"[^s]s$", re.IGNORECASE)  # "seats", "times"; not "class" or "bus"
 _COUNTED = re.compile(r"\bhow many ((?:[a-z][\w-]*\s+)*[a-z][\w-]*)", re.IGNORECASE)
 _CONTRACTION = re.compile(r"(?<=[a-z])['\u2019](re|ve|m|ll|d|s)\b|(?<=[a-z])n['\u2019]t\b", re.IGNORECASE)
 
@@ -98,7 +99,8 @@ def counted_noun(text: str) -> str:
     """What "how many …" counts: the last word of the noun phrase after it ("" when it asks no count).
 
     English puts the head of a compound last: "how many refund exceptions can …" counts exceptions, not
-    refunds; "how many API keys" counts keys. The phrase ends at the first function word ("can", "of", "per").
+    refunds; "how many API keys" counts keys. The phrase ends at the first function word ("can", "of", "per"),
+    and "how many" counts a plural: in "how many user seats come with …" the verb after it is not what is counted.
     """
     found = _COUNTED.search(text)
     if not found:
@@ -108,7 +110,8 @@ def counted_noun(text: str) -> str:
         if word.lower() in TERM_STOPWORDS:
             break
         phrase.append(word)
-    return phrase[-1] if phrase else ""
+    plurals = [w for w in phrase if _PLURAL.search(w)]
+    return plurals[-1] if plurals else phrase[-1] if phrase else ""
 
 
 def asks_a_measure(text: str) -> bool:

@@ -503,6 +503,8 @@ def test_how_many_counts_the_head_of_its_noun_phrase():
     assert counted_noun("How many API requests per second is a Starter workspace allowed?") == "requests"
     assert counted_noun("How many days of request logs does it keep?") == "days"
     assert counted_noun("how many steps can one cy.prompt call contain?") == "steps"
+    assert counted_noun("How many user seats come with the Team plan?") == "seats"  # not the verb after them
+    assert counted_noun("How many KB does a first visit download?") == "KB"
     assert counted_noun("What is the default timeout?") == "" and counted_noun("how many?") == ""
 
 
