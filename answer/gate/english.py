@@ -29,6 +29,9 @@ ASKS_HOWTO = re.compile(
 ASKS_REASON = re.compile(r"^\s*why\b|\bwhat (happened|went wrong|causes|caused)\b|\bwhat am i doing wrong\b", re.IGNORECASE)
 ASKS_YES_NO = re.compile(
     r"^\s*(is|are|can|could|does|do|did|will|would|should|may|must|has|have|was|were|am)\b", re.IGNORECASE)
+# A condition or a time set before what is asked: "If I cancel halfway, do I get the unused part back?" asks
+# yes or no as surely as "Do I get … if I cancel?".
+LEADING_CLAUSE = re.compile(r"^\s*(?:if|when|whenever|once|after|before|while|since|unless)\b[^,?]*,\s*", re.IGNORECASE)
 ASKS_HOW_MANY = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
 ASKS_A_MEASURE = re.compile(r"\bhow (long|much|big|large|often|soon|far|old)\b|\bwhen\b", re.IGNORECASE)
 # "…, and what/how/can …?": one sentence asking a second question, which needs an answer of its own.

@@ -24,6 +24,7 @@ from .english import (
     ASKS_QUANTITY,
     ASKS_REASON,
     ASKS_YES_NO,
+    LEADING_CLAUSE,
     SECOND_ASK,
 )
 from .weights import PART_WORDS
@@ -41,9 +42,6 @@ OPEN: Kind = "open"
 # about them.
 _IDENTIFIER = re.compile(r"`([^`]+)`|(?<![\w.])((?:--?)?[A-Za-z_][\w]*(?:[-_.:/][\w]+)+|--?[A-Za-z][\w]*|[A-Z]{2,}-\d+|"
                          r"\d+(?:\.\d+)*)(?![\w])")
-# A condition or a time set before what is asked: "If I cancel halfway, do I get the unused part back?" asks
-# yes or no as surely as "Do I get … if I cancel?".
-_LEADING_CLAUSE = re.compile(r"^\s*(?:if|when|whenever|once|after|before|while|since|unless)\b[^,?]*,\s*", re.IGNORECASE)
 # Single letters joined by dots are an abbreviation of prose ("e.g.", "i.e."), not a name in code.
 _ABBREVIATION = re.compile(r"[a-z](?:\.[a-z])+\.?", re.IGNORECASE)
 # A release the question names: "v2", "version 2.4", "1.9"; never a piece of an address or a longer number
@@ -129,7 +127,7 @@ def _kind(text: str) -> Kind:
         return HOWTO
     if ASKS_REASON.search(asked):
         return REASON
-    if ASKS_YES_NO.search(asked) or ASKS_YES_NO.search(_LEADING_CLAUSE.sub("", asked, count=1)):
+    if ASKS_YES_NO.search(asked) or ASKS_YES_NO.search(LEADING_CLAUSE.sub("", asked, count=1)):
         return YESNO
     return OPEN
 
