@@ -127,7 +127,7 @@ def _kind(text: str) -> Kind:
         return HOWTO
     if ASKS_REASON.search(asked):
         return REASON
-    if ASKS_YES_NO.search(asked) or ASKS_YES_NO.search(LEADING_CLAUSE.sub("", asked, count=1)):
+    if ASKS_YES_NO.search(LEADING_CLAUSE.sub("", asked, count=1)):  # read past "If I cancel halfway, …"
         return YESNO
     return OPEN
 
