@@ -181,7 +181,7 @@ class AnswerExtractor:
             "section": round(w.section * section, 4),
             "terms": round(w.terms * coverage(question, span, vocabulary), 4),
         }
-        other_version = self._other_version(question, span, preferred)
+        other_version = self._other_version(question, span, preferred, vocabulary)
         if asks and not other_version:  # another version's sentence is context, never a rival for the lead
             features["asks"] = round(w.asks * coverage(question, span, vocabulary, asks), 4)
         if question.identifiers:
@@ -202,14 +202,23 @@ class AnswerExtractor:
             features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
         return Scored(span, round(sum(v for k, v in features.items() if k != "asks"), 4), features)
 
-    def _other_version(self, question: Question, span: Span, preferred: str) -> bool:
+    def _other_version(self, question: Question, span: Span, preferred: str, vocabulary: Vocabulary = EMPTY) -> bool:
         """True for a span from another docs version than the one wanted.
 
-        Wanted: a version the question names, else the one the reader browses, else the current one. A question
-        names releases as people say them ("v2"), which covers every release of that line ("2.4").
+        Wanted: a docs release the question names, else the one the reader browses, else the current one. A
+        question names releases as people say them ("v2"), which covers every release of that line ("2.4"); a
+        number naming no release of these docs ("TLS 1.2", "Node 18.0") is about something else and wants nothing.
         """
-        wanted = question.versions or ({preferred} if preferred else {self.current_version} if self.current_version else set())
+        named = docs_releases(question.versions, vocabulary.releases)
+        wanted = named or ({preferred} if preferred else {self.current_version} if self.current_version else set())
         return bool(span.version and wanted and not any(same_release(span.version, w) for w in wanted))
+
+
+def docs_releases(versions: frozenset[str], releases: frozenset[str]) -> frozenset[str]:
+    """The versions a question names that are releases of these docs (all of them when the releases are unknown)."""
+    if not releases:
+        return versions
+    return frozenset(v for v in versions if any(same_release(v, r) for r in releases))
 
 
 def spans_of(hit: Hit, rank: int) -> list[Span]:

@@ -43,6 +43,9 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\"'(]\s*)$")
 _QUALIFIED = re.compile(r"\b([A-Z][\w-]*[a-z][\w-]*)\s+([a-z]{3,})\b")
 # A name and the release it is at: "WCAG 3.0", "Node 22", "Python 3.12", "Chrome v120".
 _RELEASE = re.compile(r"\b([A-Z][\w.+-]*)\s+v?(\d+(?:\.\d+)*)\b")
+# A release stated as a bound ("TLS 1.2 or newer", "Node 18+"): the docs speak of every release past it as well.
+_OPEN_ENDED = re.compile(r"\+|\s+(?:or|and) (?:newer|later|higher|above|greater|up|older|earlier|lower|below)\b",
+                         re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,8 @@ def names_another_release(question: Question, hits: Sequence[Hit]) -> str:
     "Does it test against WCAG 3.0?" is not answered from sections about WCAG 2.1 and 2.2 that never say 3.0:
     the question names a thing at one release, the docs found for it the same thing at others and never the
     question's, so a sentence near it ("No tool can determine conformance") answers another question. Sections
-    that name the thing without any release leave it open (they may hold for every release).
+    that name the thing without any release leave it open (they may hold for every release), and so do sections
+    that state a bound ("TLS 1.2 or newer" says what becomes of TLS 1.1).
     """
     asked = list(_RELEASE.finditer(question.text))
     if not asked:
@@ -204,7 +208,10 @@ def names_another_release(question: Question, hits: Sequence[Hit]) -> str:
     text = " ".join(_section_text(hit) for hit in hits)
     for match in asked:
         name, release = match.group(1), match.group(2)
-        stated = {m.group(2) for m in _RELEASE.finditer(text) if m.group(1).lower() == name.lower()}
+        mentions = [m for m in _RELEASE.finditer(text) if m.group(1).lower() == name.lower()]
+        if any(_OPEN_ENDED.match(text, m.end()) for m in mentions):
+            continue  # "TLS 1.2 or newer" answers "Is TLS 1.1 accepted?"
+        stated = {m.group(2) for m in mentions}
         if stated and not any(same_release(release, other) for other in stated):
             return f"the docs found are about {name} {', '.join(sorted(stated))}, the question about {name} {release}"
     return ""

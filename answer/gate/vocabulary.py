@@ -30,6 +30,7 @@ class Vocabulary:
     documents: int
     frequency: dict[str, int]
     code: frozenset[str] = frozenset()  # hyphened words the docs write as code ("create-astro", not "built-in")
+    releases: frozenset[str] = frozenset()  # every chunk's docs version ("2.4"; a page hash where none is declared)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> Vocabulary:
@@ -45,7 +46,7 @@ class Vocabulary:
         chunks = list(chunks)
         counted = cls.from_texts(" ".join((c.title, *c.heading_path, c.text)) for c in chunks)
         code = frozenset().union(*(code_words(c.text) for c in chunks))
-        return cls(counted.documents, counted.frequency, code)
+        return cls(counted.documents, counted.frequency, code, frozenset(c.doc_version for c in chunks))
 
     def weight(self, term: str) -> float:
         """Inverse document frequency, 0 for a term on every page, about log(N) for one on no page."""

@@ -345,6 +345,11 @@ def test_a_quote_about_a_sibling_of_what_the_question_names_does_not_answer_it(q
     ("Does it test against WCAG 2.2.0?", "Rules are tagged WCAG 2.1 and WCAG 2.2, Level A and AA.", ""),
     ("Which Node 22 features work?", "Node 18 and Node 20 are supported.", "Node 18, 20"),
     ("Which node 22 features work?", "Node 18 and Node 20 are supported.", ""),  # a lower-case word names no product
+    # a bound speaks of every release past it: "1.2 or newer" says TLS 1.1 is refused, Node 18+ covers Node 22
+    ("Does the API still accept TLS 1.1?", "The API accepts only HTTPS with TLS 1.2 or newer.", ""),
+    ("Does the API accept TLS 1.3?", "The API only accepts TLS 1.2 and above.", ""),
+    ("Which Node 22 features work?", "Node 18+ is supported.", ""),
+    ("Does the API still accept TLS 1.1?", "The API accepts TLS 1.2, and TLS 1.3 is planned.", "TLS 1.2, 1.3"),
 ])
 def test_a_section_about_another_release_of_what_the_question_names_does_not_answer_it(question, section, about):
     from answer.gate import analyze
@@ -604,6 +609,32 @@ def test_a_version_the_question_names_covers_every_release_of_that_line(question
                      doc_version="1.9")
     rset = renumber(question, Viewer.anonymous(), [(guide, 1.0), (legacy, 0.9)])
     extractor = AnswerExtractor(current_version="2.4")
+    ranked = extractor.rank(analyze(question), rset)
+    scored = {rset.get(s.span.handle).chunk.doc_version: s.features.get("version", 0.0) for s in ranked}
+    assert {v for v, cost in scored.items() if cost < 0} == penalized, scored
+
+
+@pytest.mark.parametrize(("question", "penalized"), [
+    ("Do webhook endpoints need TLS 1.2?", {"1.9"}),  # a release of TLS, not of these docs: the current one is wanted
+    ("Does the CLI run on Node 18.0?", {"1.9"}),
+    ("Which fields does 1.9 rename?", {"2.4"}),  # a release of these docs is still wanted
+    ("Which fields do I rename when moving from v1 to v2?", set()),
+])
+def test_a_number_naming_no_release_of_the_docs_wants_no_docs_version(question, penalized):
+    """Asked "Do webhook endpoints need TLS 1.2?" on docs released as 1.9 and 2.4, every current sentence was scored
+    as another version's ("1.2" was read as the docs release wanted) and lost 0.15 against the bar an answer needs."""
+    from dataclasses import replace
+
+    from answer.gate.vocabulary import Vocabulary
+
+    current = replace(make_chunk("api/overview", "tls", "The API only accepts TLS 1.2 or newer.", title="API overview"),
+                      doc_version="2.4")
+    legacy = replace(make_chunk("v1/overview", "tls", "The API accepts TLS 1.0 and newer.", title="API overview"),
+                     doc_version="1.9")
+    rset = renumber(question, Viewer.anonymous(), [(current, 1.0), (legacy, 0.9)])
+    vocabulary = Vocabulary.from_chunks([current, legacy])
+    assert vocabulary.releases == {"2.4", "1.9"}
+    extractor = AnswerExtractor(current_version="2.4", vocabulary=lambda: vocabulary)
     ranked = extractor.rank(analyze(question), rset)
     scored = {rset.get(s.span.handle).chunk.doc_version: s.features.get("version", 0.0) for s in ranked}
     assert {v for v, cost in scored.items() if cost < 0} == penalized, scored
