@@ -32,6 +32,17 @@ ASKS_YES_NO = re.compile(
 # A condition or a time set before what is asked: "If I cancel halfway, do I get the unused part back?" asks
 # yes or no as surely as "Do I get … if I cancel?".
 LEADING_CLAUSE = re.compile(r"^\s*(?:if|when|whenever|once|after|before|while|since|unless)\b[^,?]*,\s*", re.IGNORECASE)
+# "Which environment variable …?", "What flag …?", "Which file …?": the answer is a name in code of that kind, and a
+# sentence naming none ("If you don't want to set an environment variable, pass the key inline") is beside it.
+_WHICH = r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?"
+ASKS_A_NAME = {
+    "variable": re.compile(_WHICH + r"(?:environment|env)\s+var(?:iable)?s?\b", re.IGNORECASE),
+    "flag": re.compile(_WHICH + r"(?:flags?|switch(?:es)?|(?:cli|command[- ]line) (?:options?|arguments?))\b",
+                       re.IGNORECASE),
+    "header": re.compile(_WHICH + r"headers?\b(?!\s+(?:component|bar|links?|logo))", re.IGNORECASE),
+    "file": re.compile(_WHICH + r"files?\b(?!\s+(?:size|type|format)s?\b)", re.IGNORECASE),
+    "command": re.compile(_WHICH + r"commands?\b", re.IGNORECASE),
+}
 ASKS_HOW_MANY = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
 ASKS_A_MEASURE = re.compile(r"\bhow (long|much|big|large|often|soon|far|old)\b|\bwhen\b", re.IGNORECASE)
 # "…, and what/how/can …?": one sentence asking a second question, which needs an answer of its own.

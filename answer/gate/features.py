@@ -39,7 +39,7 @@ from retrieval.embedder import Embedder
 from retrieval.search import Hit, RetrievalSet
 
 from ..contract.spans import ITEM, ROW, SENTENCE, blocks, introduced_block, sentence_starts, table_header, units
-from .question import DEFAULT, Question, same_release
+from .question import DEFAULT, NAME, Question, same_release
 from .shape import shape_fit
 from .vocabulary import EMPTY, Vocabulary
 from .weights import MAX_UNITS, SUBJECT_SHARE, TOP_HITS, Weights
@@ -363,9 +363,10 @@ def type_fit(question: Question, span: Span) -> int:
     """+1 when the span is the kind of thing the question asks for, -1 when it clearly is not, 0 when neutral."""
     # The statement's own shape decides ("…is suspended:" states no condition even when a list item after it does);
     # the block it introduces makes it steps, and names the default when the block does ("- `note` (the default)").
-    text = span.text if question.kind == DEFAULT else span.statement
+    # A "which command …?" question is answered by the command the sentence introduces, so the block counts too.
+    text = span.text if question.kind in (DEFAULT, NAME) else span.statement
     return shape_fit(question.kind, text, item=span.kind == ITEM or bool(span.introduces), header=span.header,
-                     heading=span.context if span.lead else "")
+                     heading=span.context if span.lead else "", named=question.named)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

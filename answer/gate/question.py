@@ -18,6 +18,7 @@ from ingest.text import ASKING, TERM_STOPWORDS, is_hyphened_word, key_terms
 
 from .english import (
     ASKS_A_MEASURE,
+    ASKS_A_NAME,
     ASKS_DEFAULT,
     ASKS_HOW_MANY,
     ASKS_HOWTO,
@@ -30,12 +31,13 @@ from .english import (
 from .weights import PART_WORDS
 
 # What kind of answer a question wants: the shape (`shape.py`) a span must have to answer it.
-Kind = Literal["quantity", "default", "yes-no", "how-to", "reason", "open"]
+Kind = Literal["quantity", "default", "yes-no", "how-to", "reason", "name", "open"]
 QUANTITY: Kind = "quantity"
 DEFAULT: Kind = "default"
 YESNO: Kind = "yes-no"
 HOWTO: Kind = "how-to"
 REASON: Kind = "reason"
+NAME: Kind = "name"  # a name in code of one sort: an environment variable, a flag, a file, a header, a command
 OPEN: Kind = "open"
 
 # Code-like tokens and bare numbers ("exit status 3", "port 8443", "a 301", "--record"): a sentence naming them is
@@ -60,6 +62,7 @@ class Question:
     identifiers: frozenset[str]  # code-like tokens named in the question, lower-cased
     versions: frozenset[str]  # docs versions the question names ("1.9")
     counted: str = ""  # what "how many …" counts, stemmed ("how many times" -> "time"); "" when it counts nothing
+    named: str = ""  # the sort of name a "which flag / which file …" question asks for (`english.ASKS_A_NAME`)
 
     @property
     def wants_number(self) -> bool:
@@ -90,7 +93,14 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[
     )
     versions = frozenset(a or b for a, b in _VERSION.findall(text))
     unit = min(key_terms(counted_noun(asked_sentence(text))), default="")
-    return Question(text, _kind(text), terms, focus or terms, idents, versions, unit)
+    kind = _kind(text)
+    return Question(text, kind, terms, focus or terms, idents, versions, unit,
+                    named_sort(asked_sentence(text)) if kind == NAME else "")
+
+
+def named_sort(text: str) -> str:
+    """The sort of name in code a question asks for ("variable", "flag", "header", "file", "command"), or ""."""
+    return next((sort for sort, asks in ASKS_A_NAME.items() if asks.search(text)), "")
 
 
 def counted_noun(text: str) -> str:
@@ -129,6 +139,8 @@ def _kind(text: str) -> Kind:
         return REASON
     if ASKS_YES_NO.search(LEADING_CLAUSE.sub("", asked, count=1)):  # read past "If I cancel halfway, …"
         return YESNO
+    if named_sort(asked):
+        return NAME
     return OPEN
 
 

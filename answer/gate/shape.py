@@ -4,7 +4,8 @@ A quantity question ("How long are keys kept?") is answered by a span that
 states an amount, a default question by the span naming the default, a how-to
 question by steps (a list item, or a sentence with the block it introduces), a
 yes/no question by the sentence stating the condition, limit or refusal, a
-"why" question by a stated cause or a failure with its condition. Plain rules
+"why" question by a stated cause or a failure with its condition, a "which
+flag?" question by a span that names a flag. Plain rules
 over the span's text, so a test can show each decision; extraction scores with
 them and the answer gate refuses a quantity question whose quote states none.
 """
@@ -17,16 +18,17 @@ from ingest.text import key_terms
 from ingest.units import MEASURING, spellings
 
 from .english import CAUSE, COUNTING_WORDS, FAILS_WHEN, NO_LIMIT, NUMBER_WORD, POLARITY, ROUND_THE_CLOCK, STATES_DEFAULT
-from .question import DEFAULT, HOWTO, QUANTITY, REASON, YESNO, Kind
+from .question import DEFAULT, HOWTO, NAME, QUANTITY, REASON, YESNO, Kind
 
 _DIGIT_OUTSIDE_NAME = re.compile(r"(?<![\w-])\d")  # a number starts here, not inside "v2" or "fd-4291"
 
 
-def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", heading: str = "") -> int:
+def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", heading: str = "", named: str = "") -> int:
     """+1 when `text` is the kind of thing a `kind` question asks for, -1 when it clearly is not, 0 when neutral.
 
     `item`: the span is a list item or introduces a block (steps, a command); `header`: a table row's header row;
-    `heading`: the title and headings a section lead states the answer of (a section "Default strategy" opens with it).
+    `heading`: the title and headings a section lead states the answer of (a section "Default strategy" opens with it);
+    `named`: the sort of name a "which flag …?" question asks for (`Question.named`).
     """
     if text.rstrip().endswith("?"):  # a sentence that asks (an FAQ entry's own question) answers nothing
         return -1
@@ -40,7 +42,21 @@ def shape_fit(kind: Kind, text: str, *, item: bool = False, header: str = "", he
         return 1 if POLARITY.search(text) else 0
     if kind == REASON:
         return 1 if CAUSE.search(text) or FAILS_WHEN.search(text) else 0
+    if kind == NAME and named in NAMES:
+        return 1 if NAMES[named].search(text) else -1
     return 0
+
+
+# How each sort of name is written in docs: `CYPRESS_RECORD_KEY`, `--browser`, `astro.config.mjs` or `.env`,
+# `Content-Type` or `x-ferry-signature`, and a command as code (inline or a block).
+NAMES = {
+    "variable": re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!\w)|`[A-Z][A-Z0-9_]*`"),
+    "flag": re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*"),
+    "file": re.compile(r"[\w@-]\.(?:[cm]?[jt]sx?|json5?|ya?ml|toml|mdx?|css|scss|html?|env|txt|lock|ini|conf|xml|py|sh)\b|"
+                       r"(?<![\w.])\.[a-z][\w-]*(?:\.[a-z]+)?\b|`[^`\s]*/[^`\s]*`"),
+    "header": re.compile(r"\b[A-Z][a-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+\b|`[a-z][a-z0-9]*(?:-[a-z0-9]+)+`"),
+    "command": re.compile(r"`[^`]+`"),
+}
 
 
 # A number and the word it counts, with at most one word between: "4 times", "30 calendar days", "two seats".

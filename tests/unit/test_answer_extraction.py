@@ -9,7 +9,7 @@ from answer.contract.spans import ITEM, ROW, is_table_row, table_header, units
 from answer.contract.verify import verify
 from answer.gate import AnswerGate, Thresholds, Weights
 from answer.gate.features import AnswerExtractor, Scored, Span, spans_of, type_fit
-from answer.gate.question import DEFAULT, HOWTO, OPEN, QUANTITY, REASON, YESNO, analyze
+from answer.gate.question import DEFAULT, HOWTO, NAME, OPEN, QUANTITY, REASON, YESNO, analyze
 from answer.gate.stage import names, supports_in_order
 from answer.gate.vocabulary import Vocabulary
 from ingest.text import stem
@@ -65,6 +65,54 @@ def test_spans_never_cross_an_item_or_a_row_but_join_sentences():
 ])
 def test_question_kinds_read_the_sentence_that_asks(question, kind):
     assert analyze(question).kind == kind
+
+
+@pytest.mark.parametrize(("question", "kind", "named"), [
+    ("Which environment variable holds the record key?", NAME, "variable"),
+    ("What flag makes cypress run use a specific browser?", NAME, "flag"),
+    ("which signature header do receivers need to check?", NAME, "header"),
+    ("Which file do I configure the sidebar in?", NAME, "file"),
+    ("What command creates a new project?", NAME, "command"),
+    # the name of the thing is not what these ask
+    ("What do I put in the config file?", OPEN, ""),
+    ("What file size can I upload?", OPEN, ""),
+    ("Which header component shows the logo?", OPEN, ""),
+    ("How do I set an environment variable?", HOWTO, ""),
+    ("Is there a flag to skip the install?", YESNO, ""),
+])
+def test_a_question_asking_which_flag_or_file_asks_for_a_name_in_code(question, kind, named):
+    assert (analyze(question).kind, analyze(question).named) == (kind, named)
+
+
+@pytest.mark.parametrize(("named", "text", "fit"), [
+    ("variable", "You can set the record key as the environment variable `CYPRESS_RECORD_KEY`.", 1),
+    ("variable", "If you don't want to set an environment variable, pass the key inline instead.", -1),
+    ("flag", "Choose one with the `--browser` flag.", 1),
+    ("flag", "Video recording is off unless you set `video` to `true`.", -1),
+    ("file", "Use the `starlight.sidebar` property in `astro.config.mjs`.", 1),
+    ("file", "Put secrets in a `.env` file at the project root.", 1),
+    ("file", "Starlight generates a sidebar from your folders.", -1),
+    ("header", "Every delivery carries a `Ferrydeck-Signature` header.", 1),
+    ("header", "Receivers check the `x-ferry-signature` header.", 1),
+    ("header", "Receivers must check the signature.", -1),
+    ("command", "Run the following command:\n\n```sh\nnpm run dev\n```", 1),
+    ("command", "Start the development server from your project.", -1),
+])
+def test_a_span_naming_that_sort_of_name_fits_the_question(named, text, fit):
+    from answer.gate.shape import shape_fit
+
+    assert shape_fit(NAME, text, named=named) == fit
+
+
+def test_which_environment_variable_is_answered_by_the_sentence_naming_one():
+    """"Which environment variable holds the record key?" was answered "If you don't want to set an environment
+    variable, pass the key inline with the `--key` flag instead.", the variable itself one quote below."""
+    chunk = make_chunk("cloud/record", "key", "If you don't want to set an environment variable, pass the record key "
+                       "inline with the `--key` flag instead. You can set the record key as the environment variable "
+                       "`CYPRESS_RECORD_KEY`.", title="Record key")
+    rset = renumber("q", Viewer.anonymous(), [(chunk, 1.0)])
+    ranked = AnswerExtractor().rank(analyze("Which environment variable holds the record key?"), rset)
+    assert ranked[0].span.text.endswith("`CYPRESS_RECORD_KEY`."), [s.span.text for s in ranked]
 
 
 def test_the_interrogative_and_contractions_are_not_the_focus():
