@@ -43,6 +43,10 @@ ASKS_A_NAME = {
     "file": re.compile(_WHICH + r"files?\b(?!\s+(?:size|type|format)s?\b)", re.IGNORECASE),
     "command": re.compile(_WHICH + r"commands?\b", re.IGNORECASE),
 }
+# "Where do I find my API key?" asks where the key is: the verb of looking says nothing about which section answers,
+# and, rare on a docs page, it outweighed the key itself ("none of the sections found mentions find").
+LOOKING_FOR = re.compile(r"\b(where|how) (?:do|can|could|should|would|will) (?:i|we|you|one) (?:go to )?"
+                         r"(?:find|get to|see|locate|view|look up|look for|look at)\b", re.IGNORECASE)
 ASKS_HOW_MANY = re.compile(r"\bhow (many times|many|much|long|often|soon|far)\b|\b(the )?number of\b", re.IGNORECASE)
 ASKS_A_MEASURE = re.compile(r"\bhow (long|much|big|large|often|soon|far|old)\b|\bwhen\b", re.IGNORECASE)
 # "…, and what/how/can …?": one sentence asking a second question, which needs an answer of its own.

@@ -26,6 +26,7 @@ from .english import (
     ASKS_REASON,
     ASKS_YES_NO,
     LEADING_CLAUSE,
+    LOOKING_FOR,
     SECOND_ASK,
 )
 from .weights import PART_WORDS
@@ -82,6 +83,7 @@ def analyze(text: str, *, ignore: frozenset[str] = frozenset(), code: frozenset[
     """
     plain = _CONTRACTION.sub(lambda m: "" if m.group(1) else " not", text)
     plain = ASKS_HOW_MANY.sub(" ", plain)  # "how many times" asks for a number; "times" is not what it is about
+    plain = LOOKING_FOR.sub(r"\1", plain)  # "where do I find my key?" is about the key
     terms = frozenset(key_terms(plain))
     focus = frozenset(t for t in terms if t not in ASKING and t not in ignore and t not in TERM_STOPWORDS
                       and not _ABBREVIATION.fullmatch(t))
