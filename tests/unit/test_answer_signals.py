@@ -638,3 +638,25 @@ def test_a_number_naming_no_release_of_the_docs_wants_no_docs_version(question, 
     ranked = extractor.rank(analyze(question), rset)
     scored = {rset.get(s.span.handle).chunk.doc_version: s.features.get("version", 0.0) for s in ranked}
     assert {v for v, cost in scored.items() if cost < 0} == penalized, scored
+
+
+@pytest.mark.parametrize(("sentence", "related"), [
+    # about the subject, and neither yes nor no: shown as Related passages, never with the badge
+    ("Print messages with arguments to the Command Log.", True),
+    # a refusal, or what the question asks beyond its subject: an answer
+    ("The Command Log cannot be hidden during a run.", False),
+    ("Turn the Command Log off with the `hideCommandLog` setting.", False),
+])
+def test_a_yes_no_answer_that_says_neither_way_is_shown_as_related_passages(sentence, related):
+    """"Can I turn off the command log?" was answered, with the badge, by "Print messages with arguments to the
+    Command Log.": near the question, about its subject, and no answer to it."""
+    question = "Can I turn off the command log?"
+    first = make_chunk("api/log", "syntax", sentence, title="log", heading="Command Log")
+    second = make_chunk("app/runner", "command-log", "The Command Log lists every command your test runs.",
+                        title="Test runner", heading="Command Log")
+    rset = renumber(question, Viewer.anonymous(), [(first, 1.0), (second, 0.9)])
+    claims = (DraftClaim((Quote(rset.hits[0].handle, sentence),), sentence),)
+    verified = verify(Draft(False, claims), rset, Viewer.anonymous())
+    judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
+    assert judgement.answered, judgement
+    assert judgement.related is related, judgement
