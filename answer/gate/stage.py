@@ -32,7 +32,7 @@ from ..contract.verify import DIRECT, SUPPORTING, Claim
 from .confidence import confidence, signals
 from .conflicts import disagree
 from .features import AnswerExtractor, Scored, Span, coverage, readable_hits, type_fit
-from .question import YESNO, Question, analyze, asks_a_measure, question_parts, same_release
+from .question import NAME, YESNO, Question, analyze, asks_a_measure, question_parts, same_release
 from .shape import MEASURES, counts, measures_only
 from .vocabulary import Vocabulary
 from .weights import FITTED, MAX_QUOTES, MAX_RELATED, Confidence, Thresholds
@@ -443,7 +443,7 @@ class AnswerGate:
     def _weigh(self, judged: Judgement, question: Question, direct: Scored, rset: RetrievalSet) -> Judgement:
         """The judgement with the gate's confidence in its direct answer: below the line, Related passages.
 
-        So is a yes/no answer that says neither yes nor no about what was asked (`says_neither_way`).
+        So is a yes/no or "which flag …?" answer that says nothing of what was asked (`says_neither_way`).
         """
         sure = round(self.sure(question, direct, rset), 4)
         return replace(judged, confidence=sure,
@@ -514,17 +514,19 @@ class AnswerGate:
 
 
 def says_neither_way(question: Question, direct: Scored) -> bool:
-    """A yes/no question's direct answer that states no condition, limit or refusal and names nothing the question
-    asks beyond its subject: a true sentence about the subject, not an answer.
+    """A direct answer that does not have the shape its yes/no or "which flag …?" question asks for and names
+    nothing the question asks beyond its subject: a true sentence about the subject, not an answer.
 
     "Can I turn off the command log?" was answered, with the badge, by "Print messages with arguments to the Command
     Log.": it passes every test of `direct_verdict` (near the question, about its subject) and says nothing either
-    way. A yes/no answer states one (`shape.POLARITY`: "not", "only", "must", "supports") or speaks of what the
-    question asks beyond the subject all retrieved sections share (the `asks` feature); with neither it is shown
-    as Related passages. Either alone was measured as too strict (docs/performance.mdx, 2026-12-07).
+    way. A yes/no answer states a condition, limit or refusal (`shape.POLARITY`: "not", "only", "must",
+    "supports"), an answer to "Which environment variable …?" names one (`shape.NAMES`), or either speaks of what
+    the question asks beyond the subject all retrieved sections share (the `asks` feature); with neither it is
+    shown as Related passages. Either alone, or the same test for how-to questions, was measured as too strict
+    (docs/performance.mdx, 2026-12-07).
     """
     features = direct.features
-    return question.kind == YESNO and features.get("type", 0.0) <= 0 and features.get("asks", 1.0) == 0
+    return question.kind in (YESNO, NAME) and features.get("type", 0.0) <= 0 and features.get("asks", 1.0) == 0
 
 
 def supports_in_order(ranked: Sequence[Scored], leads: Sequence[Scored], continues: float) -> list[Scored]:

@@ -660,3 +660,22 @@ def test_a_yes_no_answer_that_says_neither_way_is_shown_as_related_passages(sent
     judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
     assert judgement.answered, judgement
     assert judgement.related is related, judgement
+
+
+@pytest.mark.parametrize(("sentence", "related"), [
+    ("Add the `parallel` attribute to the configuration of a job to run several machines.", True),
+    ("GitLab runs link their jobs through `CI_PIPELINE_ID`.", False),  # names a variable
+])
+def test_a_which_variable_answer_naming_none_is_shown_as_related_passages(sentence, related):
+    """"Which environment variable does Cypress read on GitLab CI to link parallel jobs into a single run?" was
+    answered, with the badge, by a sentence about the `parallel` attribute: no variable, nothing of "link"."""
+    question = "Which environment variable is read on GitLab CI to link parallel jobs into a single run?"
+    first = make_chunk("ci/gitlab", "parallel", sentence, title="GitLab CI", heading="Parallel jobs")
+    second = make_chunk("ci/overview", "parallel", "Parallel jobs run on GitLab CI too.",
+                        title="CI overview", heading="Parallel jobs")
+    rset = renumber(question, Viewer.anonymous(), [(first, 1.0), (second, 0.9)])
+    claims = (DraftClaim((Quote(rset.hits[0].handle, sentence),), sentence),)
+    verified = verify(Draft(False, claims), rset, Viewer.anonymous())
+    judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
+    assert judgement.answered, judgement
+    assert judgement.related is related, judgement
