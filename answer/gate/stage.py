@@ -446,8 +446,9 @@ class AnswerGate:
         So is a yes/no or "which flag …?" answer that says nothing of what was asked (`says_neither_way`).
         """
         sure = round(self.sure(question, direct, rset), 4)
-        return replace(judged, confidence=sure,
-                       related=sure < self.confidence.answer_at or says_neither_way(question, direct))
+        if says_neither_way(question, direct):  # the reason goes to the audit and the gap report, as a refusal's does
+            return replace(judged, confidence=sure, related=True, reasons=(neither_way_reason(question),))
+        return replace(judged, confidence=sure, related=sure < self.confidence.answer_at)
 
     def _judge_after(self, question_text: str, claims: Sequence[Claim], rset: RetrievalSet,
                      committed: int) -> Judgement:
@@ -527,6 +528,16 @@ def says_neither_way(question: Question, direct: Scored) -> bool:
     """
     features = direct.features
     return question.kind in (YESNO, NAME) and features.get("type", 0.0) <= 0 and features.get("asks", 1.0) == 0
+
+
+def neither_way_reason(question: Question) -> str:
+    """Why `says_neither_way` showed Related passages, in the words of the other reasons the gate gives."""
+    said = f"names no {_SORT_WORDS.get(question.named, question.named)}" if question.kind == NAME else \
+        "states no condition, limit or refusal"
+    return f"the closest passage {said} and nothing the question asks beyond its subject"
+
+
+_SORT_WORDS = {"variable": "environment variable"}  # `Question.named` as a visitor would say it
 
 
 def supports_in_order(ranked: Sequence[Scored], leads: Sequence[Scored], continues: float) -> list[Scored]:

@@ -660,6 +660,9 @@ def test_a_yes_no_answer_that_says_neither_way_is_shown_as_related_passages(sent
     judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
     assert judgement.answered, judgement
     assert judgement.related is related, judgement
+    # the audit says why, in the words of the gate's other reasons; an Answer carries none
+    assert bool(judgement.reasons) is related and all("nothing the question asks beyond its subject" in r
+                                                      for r in judgement.reasons), judgement
 
 
 @pytest.mark.parametrize(("sentence", "related"), [
@@ -679,3 +682,6 @@ def test_a_which_variable_answer_naming_none_is_shown_as_related_passages(senten
     judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
     assert judgement.answered, judgement
     assert judgement.related is related, judgement
+    # the audit says why, in the words of the gate's other reasons; an Answer carries none
+    assert bool(judgement.reasons) is related and all("nothing the question asks beyond its subject" in r
+                                                      for r in judgement.reasons), judgement
