@@ -640,43 +640,36 @@ def test_a_number_naming_no_release_of_the_docs_wants_no_docs_version(question, 
     assert {v for v, cost in scored.items() if cost < 0} == penalized, scored
 
 
-@pytest.mark.parametrize(("sentence", "related"), [
+NEITHER_WAY = {  # question: (the section a quote comes from, as (slug, anchor, title, heading); another section)
+    "Can I turn off the command log?": (("api/log", "syntax", "log", "Command Log"), make_chunk(
+        "app/runner", "command-log", "The Command Log lists every command your test runs.", title="Test runner",
+        heading="Command Log")),
+    "Which environment variable is read on GitLab CI to link parallel jobs into a single run?": (
+        ("ci/gitlab", "parallel", "GitLab CI", "Parallel jobs"), make_chunk(
+            "ci/overview", "parallel", "Parallel jobs run on GitLab CI too.", title="CI overview",
+            heading="Parallel jobs")),
+}
+
+
+@pytest.mark.parametrize(("question", "sentence", "related"), [
     # about the subject, and neither yes nor no: shown as Related passages, never with the badge
-    ("Print messages with arguments to the Command Log.", True),
+    ("Can I turn off the command log?", "Print messages with arguments to the Command Log.", True),
     # a refusal, or what the question asks beyond its subject: an answer
-    ("The Command Log cannot be hidden during a run.", False),
-    ("Turn the Command Log off with the `hideCommandLog` setting.", False),
+    ("Can I turn off the command log?", "The Command Log cannot be hidden during a run.", False),
+    ("Can I turn off the command log?", "Turn the Command Log off with the `hideCommandLog` setting.", False),
+    # "which environment variable …?": no variable and nothing of "link" is no answer; naming one is
+    ("Which environment variable is read on GitLab CI to link parallel jobs into a single run?",
+     "Add the `parallel` attribute to the configuration of a job to run several machines.", True),
+    ("Which environment variable is read on GitLab CI to link parallel jobs into a single run?",
+     "GitLab runs link their jobs through `CI_PIPELINE_ID`.", False),
 ])
-def test_a_yes_no_answer_that_says_neither_way_is_shown_as_related_passages(sentence, related):
+def test_an_answer_that_says_nothing_of_what_was_asked_is_shown_as_related_passages(question, sentence, related):
     """"Can I turn off the command log?" was answered, with the badge, by "Print messages with arguments to the
-    Command Log.": near the question, about its subject, and no answer to it."""
-    question = "Can I turn off the command log?"
-    first = make_chunk("api/log", "syntax", sentence, title="log", heading="Command Log")
-    second = make_chunk("app/runner", "command-log", "The Command Log lists every command your test runs.",
-                        title="Test runner", heading="Command Log")
-    rset = renumber(question, Viewer.anonymous(), [(first, 1.0), (second, 0.9)])
-    claims = (DraftClaim((Quote(rset.hits[0].handle, sentence),), sentence),)
-    verified = verify(Draft(False, claims), rset, Viewer.anonymous())
-    judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
-    assert judgement.answered, judgement
-    assert judgement.related is related, judgement
-    # the audit says why, in the words of the gate's other reasons; an Answer carries none
-    assert bool(judgement.reasons) is related and all("nothing the question asks beyond its subject" in r
-                                                      for r in judgement.reasons), judgement
-
-
-@pytest.mark.parametrize(("sentence", "related"), [
-    ("Add the `parallel` attribute to the configuration of a job to run several machines.", True),
-    ("GitLab runs link their jobs through `CI_PIPELINE_ID`.", False),  # names a variable
-])
-def test_a_which_variable_answer_naming_none_is_shown_as_related_passages(sentence, related):
-    """"Which environment variable does Cypress read on GitLab CI to link parallel jobs into a single run?" was
-    answered, with the badge, by a sentence about the `parallel` attribute: no variable, nothing of "link"."""
-    question = "Which environment variable is read on GitLab CI to link parallel jobs into a single run?"
-    first = make_chunk("ci/gitlab", "parallel", sentence, title="GitLab CI", heading="Parallel jobs")
-    second = make_chunk("ci/overview", "parallel", "Parallel jobs run on GitLab CI too.",
-                        title="CI overview", heading="Parallel jobs")
-    rset = renumber(question, Viewer.anonymous(), [(first, 1.0), (second, 0.9)])
+    Command Log."; "Which environment variable does Cypress read on GitLab CI …?" by a sentence about the
+    `parallel` attribute: near the question, about its subject, and no answer to it."""
+    (slug, anchor, title, heading), other = NEITHER_WAY[question]
+    first = make_chunk(slug, anchor, sentence, title=title, heading=heading)
+    rset = renumber(question, Viewer.anonymous(), [(first, 1.0), (other, 0.9)])
     claims = (DraftClaim((Quote(rset.hits[0].handle, sentence),), sentence),)
     verified = verify(Draft(False, claims), rset, Viewer.anonymous())
     judgement = AnswerGate(AnswerExtractor(), Thresholds(floor=0.0)).judge(question, verified.shown, rset)
