@@ -202,7 +202,7 @@ class AnswerExtractor:
             features["history"] = -w.history  # how it was, beside how it is: context unless nothing current competes
         return Scored(span, round(sum(v for k, v in features.items() if k != "asks"), 4), features)
 
-    def _other_version(self, question: Question, span: Span, preferred: str, vocabulary: Vocabulary = EMPTY) -> bool:
+    def _other_version(self, question: Question, span: Span, preferred: str, vocabulary: Vocabulary) -> bool:
         """True for a span from another docs version than the one wanted.
 
         Wanted: a docs release the question names, else the one the reader browses, else the current one. A
